@@ -1,0 +1,85 @@
+// trainsim: the command-line entry point. Dispatches to one subcommand and maps failures to
+// exit codes: 0 success, 1 runtime failure, 2 invalid input or usage.
+
+#include <unistd.h>
+
+#include <exception>
+#include <iostream>
+#include <map>
+#include <string>
+
+#include "cli/commands.hpp"
+#include "sim/core/input_error.hpp"
+
+namespace {
+
+using trainsim::cli::Args;
+using trainsim::cli::CommandIo;
+using CommandFn = int (*)(const Args&, CommandIo&);
+
+struct Command {
+  CommandFn run;
+  const char* summary;
+};
+
+const std::map<std::string, Command>& commands() {
+  static const std::map<std::string, Command> table{
+      {"simulate", {trainsim::cli::run_simulate, "simulate training steps of a scenario"}},
+      {"collective", {trainsim::cli::run_collective, "simulate one collective on a cluster"}},
+      {"fit", {trainsim::cli::run_fit, "fit v = b/(b/v0 + t) to measured throughput points"}},
+      {"calibrate", {trainsim::cli::run_calibrate, "fit profile parameters to measured throughput"}},
+      {"sweep", {trainsim::cli::run_sweep, "simulate the cross product of varied scenario values"}},
+      {"plan", {trainsim::cli::run_plan, "capacity planning: cheapest hardware meeting a target"}},
+      {"profiles", {trainsim::cli::run_profiles, "list or show hardware profiles"}},
+      {"models", {trainsim::cli::run_models, "list or show zoo models"}},
+  };
+  return table;
+}
+
+void print_usage(std::ostream& os) {
+  os << "usage: trainsim COMMAND [ARGS...]   (trainsim COMMAND --help for details)\n\ncommands:\n";
+  for (const auto& [name, cmd] : commands()) {
+    os << "  " << name << std::string(12 - name.size(), ' ') << cmd.summary << "\n";
+  }
+  os << "\noptions:\n  --help      show this help\n  --version   print the version\n"
+     << "\nexit codes: 0 success, 1 runtime failure, 2 invalid input or usage\n";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::ios::sync_with_stdio(false);
+  if (argc < 2) {
+    print_usage(std::cerr);
+    return 2;
+  }
+  const std::string first = argv[1];
+  if (first == "--help" || first == "-h" || first == "help") {
+    print_usage(std::cout);
+    return 0;
+  }
+  if (first == "--version") {
+    std::cout << "trainsim " << TRAINSIM_VERSION << "\n";
+    return 0;
+  }
+  const auto it = commands().find(first);
+  if (it == commands().end()) {
+    std::cerr << "trainsim: error: unknown command '" << first << "' (see 'trainsim --help')\n";
+    return 2;
+  }
+  Args args(argv + 2, argv + argc);
+  CommandIo io{std::cout, std::cerr, ::isatty(STDERR_FILENO) != 0};
+  try {
+    const int code = it->second.run(args, io);
+    std::cout.flush();
+    return code;
+  } catch (const trainsim::InputError& e) {
+    std::cout.flush();
+    std::cerr << "trainsim: error: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cout.flush();
+    std::cerr << "trainsim: runtime failure: " << e.what() << "\n";
+    return 1;
+  }
+}

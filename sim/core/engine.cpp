@@ -1,0 +1,93 @@
+#include "sim/core/engine.hpp"
+
+namespace trainsim::sim {
+
+namespace {
+constexpr std::uint64_t kMaxSeq = (std::uint64_t{1} << (64 - QueueKey::kSlotBits)) - 1;
+constexpr std::uint32_t kMaxSlots = std::uint32_t{1} << QueueKey::kSlotBits;
+}  // namespace
+
+std::uint32_t Engine::acquire_slot() {
+  if (!free_slots_.empty()) {
+    const std::uint32_t i = free_slots_.back();
+    free_slots_.pop_back();
+    return i;
+  }
+  if (slots_used_ == kMaxSlots) {
+    throw std::length_error("Engine: more than 2^24 events pending at once");
+  }
+  if ((slots_used_ & (kChunkSize - 1)) == 0) {
+    chunks_.push_back(std::make_unique<Slot[]>(kChunkSize));
+  }
+  return slots_used_++;
+}
+
+EventId Engine::schedule(Time t, Callback&& cb) {
+  if (next_seq_ > kMaxSeq) throw std::length_error("Engine: event sequence space exhausted");
+  const std::uint32_t i = acquire_slot();
+  const std::uint64_t seq = next_seq_++;
+  Slot& s = slot(i);
+  s.callback = std::move(cb);
+  s.seq = seq;
+  const QueueKey key{t.picoseconds(), (seq << QueueKey::kSlotBits) | i};
+  if (top_running_) {
+    queue_.replace_top(key);
+    top_running_ = false;
+  } else {
+    queue_.push(key);
+  }
+  ++live_;
+  ++stats_.events_scheduled;
+  return EventId{i, seq};
+}
+
+bool Engine::cancel(EventId id) {
+  if (!id || id.slot >= slots_used_) return false;
+  Slot& s = slot(id.slot);
+  if (s.seq != id.seq) return false;
+  s.callback.reset();
+  s.seq = 0;
+  free_slots_.push_back(id.slot);
+  --live_;
+  ++stale_;
+  ++stats_.events_cancelled;
+  compact_if_mostly_stale();
+  return true;
+}
+
+void Engine::compact_if_mostly_stale() {
+  if (top_running_ || stale_ < 1024 || stale_ * 2 < queue_.size()) return;
+  queue_.remove_if([this](const QueueKey& k) { return slot(k.slot()).seq != k.seq(); });
+  stale_ = 0;
+}
+
+void Engine::run_until(Time limit) {
+  stopped_ = false;
+  const auto wall_start = std::chrono::steady_clock::now();
+  while (!stopped_ && !queue_.empty()) {
+    const QueueKey key = queue_.top();
+    Slot& s = slot(key.slot());
+    if (s.seq != key.seq()) {  // cancelled
+      queue_.pop();
+      --stale_;
+      continue;
+    }
+    if (key.time_ps > limit.picoseconds()) break;
+    now_ = Time::ps(key.time_ps);
+    s.seq = 0;  // the running event can no longer be cancelled
+    --live_;
+    top_running_ = true;
+    s.callback();
+    s.callback.reset();
+    if (top_running_) {
+      queue_.pop();
+      top_running_ = false;
+    }
+    free_slots_.push_back(key.slot());
+    ++stats_.events_executed;
+  }
+  if (!stopped_ && limit != Time::max() && now_ < limit) now_ = limit;
+  stats_.wall_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+}
+
+}  // namespace trainsim::sim

@@ -1,0 +1,69 @@
+#pragma once
+// Runs the built `trainsim` binary as a user would and captures exit code, stdout and stderr.
+
+#include <sys/wait.h>
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace trainsim::test {
+
+struct CliResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+inline std::string shell_quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) {
+    if (c == '\'') {
+      q += "'\\''";
+    } else {
+      q += c;
+    }
+  }
+  return q + "'";
+}
+
+inline std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Runs `trainsim args...` (or any program when `program` is given) with the working directory
+// unchanged; stdin is /dev/null.
+inline CliResult run_cli(const std::vector<std::string>& args, const std::string& program = TRAINSIM_EXE) {
+  static int counter = 0;
+  const std::string base = "/tmp/trainsim_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++);
+  std::string cmd = shell_quote(program);
+  for (const auto& a : args) cmd += " " + shell_quote(a);
+  cmd += " </dev/null >" + base + ".out 2>" + base + ".err";
+  const int status = std::system(cmd.c_str());
+  CliResult r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = slurp(base + ".out");
+  r.err = slurp(base + ".err");
+  std::remove((base + ".out").c_str());
+  std::remove((base + ".err").c_str());
+  return r;
+}
+
+// Writes `content` to a fresh temporary file with the given suffix and returns its path.
+inline std::string write_temp_file(const std::string& content, const std::string& suffix = ".json") {
+  static int counter = 0;
+  const std::string path =
+      "/tmp/trainsim_input_" + std::to_string(::getpid()) + "_" + std::to_string(counter++) + suffix;
+  std::ofstream(path, std::ios::binary) << content;
+  return path;
+}
+
+}  // namespace trainsim::test
