@@ -1,0 +1,84 @@
+#pragma once
+// Strict, typed reading of one JSON object into plain structs. Every accessor names the key it
+// wants; done() then rejects any key nobody asked for (suggesting the nearest known key), so a
+// typo is an error, never a silent default. Errors throw InputError naming the origin (file,
+// profile or --set), the JSON path and the offending value.
+
+#include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/config/json_source.hpp"
+#include "sim/config/units.hpp"
+
+namespace trainsim::sim {
+
+enum class Bound {
+  any,           // any finite number
+  positive,      // > 0
+  non_negative,  // >= 0
+  unit_interval, // in (0, 1]
+};
+
+class JsonReader {
+ public:
+  JsonReader(const nlohmann::json& node, std::shared_ptr<const JsonSource> source, std::string path = "");
+
+  bool has(const std::string& key) const;
+  const nlohmann::json& raw() const { return *node_; }
+  const std::string& path() const { return path_; }
+  std::string path_of(const std::string& key) const;
+
+  JsonReader object(const std::string& key);
+  std::optional<JsonReader> optional_object(const std::string& key);
+  std::vector<JsonReader> objects(const std::string& key);  // an array of objects
+
+  // A quantity with units (string) or a plain SI number.
+  double quantity(const std::string& key, Dimension d, Bound b = Bound::positive);
+  double quantity_or(const std::string& key, Dimension d, Bound b, double fallback);
+  std::optional<double> optional_quantity(const std::string& key, Dimension d, Bound b = Bound::positive);
+  double number(const std::string& key, Bound b = Bound::any);
+  double number_or(const std::string& key, Bound b, double fallback);
+  std::int64_t integer(const std::string& key, std::int64_t min_value = 1);
+  std::int64_t integer_or(const std::string& key, std::int64_t min_value, std::int64_t fallback);
+  std::vector<std::int64_t> integer_list(const std::string& key, std::int64_t min_value = 1);
+  std::string string(const std::string& key);
+  std::string string_or(const std::string& key, const std::string& fallback);
+  bool boolean(const std::string& key);
+  bool boolean_or(const std::string& key, bool fallback);
+  // A string that must be one of `choices`.
+  std::string choice(const std::string& key, std::initializer_list<const char*> choices);
+  std::string choice_or(const std::string& key, std::initializer_list<const char*> choices,
+                        const std::string& fallback);
+
+  // Marks keys as known without reading them (e.g. "kind", or keys handled elsewhere).
+  void ignore(std::initializer_list<const char*> keys);
+  // Throws for the first key that no accessor asked for.
+  void done() const;
+
+  [[noreturn]] void fail(const std::string& key, const std::string& message) const;
+  [[noreturn]] void fail_here(const std::string& message) const;
+
+ private:
+  const nlohmann::json& required(const std::string& key);
+  const nlohmann::json* lookup(const std::string& key);
+  double check_bound(const std::string& key, double v, Bound b, const nlohmann::json& shown) const;
+
+  const nlohmann::json* node_;
+  std::shared_ptr<const JsonSource> source_;
+  std::string path_;
+  std::set<std::string> asked_;
+};
+
+// Levenshtein-nearest candidate to `word`, or "" when nothing is reasonably close.
+std::string nearest_name(const std::string& word, const std::vector<std::string>& candidates);
+// Compact rendering of a JSON value for messages (strings quoted, long values cut).
+std::string show_json(const nlohmann::json& v);
+
+}  // namespace trainsim::sim

@@ -1,0 +1,233 @@
+#include "sim/config/profile_library.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include "sim/core/input_error.hpp"
+
+namespace trainsim::sim {
+
+namespace {
+
+const char* const kKinds[] = {"accelerator", "host", "link", "cluster"};
+
+std::shared_ptr<JsonSource> source_for(const std::string& file) {
+  auto s = std::make_shared<JsonSource>();
+  s->file = file;
+  return s;
+}
+
+IntraTopology parse_intra(const std::string& s) {
+  if (s == "switched") return IntraTopology::switched;
+  if (s == "ring") return IntraTopology::ring;
+  if (s == "fully_connected") return IntraTopology::fully_connected;
+  return IntraTopology::torus2d;
+}
+
+InterTopology parse_inter(const std::string& s) {
+  if (s == "star") return InterTopology::star;
+  if (s == "fat_tree") return InterTopology::fat_tree;
+  if (s == "ring") return InterTopology::ring;
+  if (s == "torus2d") return InterTopology::torus2d;
+  return InterTopology::torus3d;
+}
+
+}  // namespace
+
+AcceleratorSpec read_accelerator(JsonReader& r) {
+  AcceleratorSpec a;
+  r.ignore({"kind"});
+  a.name = r.string("name");
+  a.description = r.string_or("description", "");
+  JsonReader peak = r.object("peak_flops");
+  bool any = false;
+  for (Dtype d : kAllDtypes) {
+    const auto v = peak.optional_quantity(dtype_name(d), Dimension::flops_per_s);
+    a.peak_flops_per_s[static_cast<int>(d)] = v;
+    any = any || v.has_value();
+  }
+  peak.done();
+  if (!any) r.fail("peak_flops", "needs at least one of fp32, tf32, fp16, bf16, int8");
+  a.memory_bw_bytes_per_s = r.quantity("memory_bandwidth", Dimension::bytes_per_s);
+  a.memory_capacity_bytes = r.quantity("memory_capacity", Dimension::bytes);
+  a.kernel_launch_overhead_s = r.quantity("kernel_launch_overhead", Dimension::seconds, Bound::non_negative);
+  JsonReader eff = r.object("efficiency");
+  a.compute_efficiency = eff.number("compute", Bound::unit_interval);
+  a.memory_efficiency = eff.number("memory", Bound::unit_interval);
+  eff.done();
+  r.done();
+  return a;
+}
+
+HostSpec read_host(JsonReader& r) {
+  HostSpec h;
+  r.ignore({"kind"});
+  h.name = r.string("name");
+  h.description = r.string_or("description", "");
+  h.cpu_cores = static_cast<int>(r.integer("cpu_cores", 1));
+  h.memory_bw_bytes_per_s = r.quantity("memory_bandwidth", Dimension::bytes_per_s);
+  h.memory_capacity_bytes = r.quantity("memory_capacity", Dimension::bytes);
+  h.storage_read_bw_bytes_per_s = r.quantity("storage_read_bandwidth", Dimension::bytes_per_s);
+  r.done();
+  return h;
+}
+
+LinkSpec read_link(JsonReader& r) {
+  LinkSpec l;
+  r.ignore({"kind"});
+  l.name = r.string("name");
+  l.description = r.string_or("description", "");
+  l.bw_bytes_per_s = r.quantity("bandwidth", Dimension::bytes_per_s);
+  l.latency_s = r.quantity("latency", Dimension::seconds, Bound::non_negative);
+  l.duplex = r.choice_or("duplex", {"full", "half"}, "full") == "full" ? Duplex::full : Duplex::half;
+  r.done();
+  return l;
+}
+
+ProfileLibrary::ProfileLibrary(std::span<const EmbeddedFile> embedded,
+                               const std::vector<std::filesystem::path>& extra_dirs) {
+  for (const EmbeddedFile& f : embedded) add("hw_profiles/" + std::string(f.path), std::string(f.content));
+  for (const auto& dir : extra_dirs) {
+    if (!std::filesystem::is_directory(dir)) {
+      throw InputError(dir.string(), "profile folder does not exist or is not a folder");
+    }
+    std::vector<std::filesystem::path> files;
+    for (const auto& e : std::filesystem::recursive_directory_iterator(dir)) {
+      if (e.is_regular_file() && e.path().extension() == ".json") files.push_back(e.path());
+    }
+    std::sort(files.begin(), files.end());
+    for (const auto& p : files) {
+      std::ifstream in(p, std::ios::binary);
+      std::ostringstream ss;
+      ss << in.rdbuf();
+      add(p.string(), ss.str());
+    }
+  }
+}
+
+void ProfileLibrary::add(const std::string& origin, const std::string& text) {
+  nlohmann::json j = parse_json_text(text, origin);
+  JsonReader r(j, source_for(origin));
+  const std::string kind = r.choice("kind", {"accelerator", "host", "link", "cluster"});
+  const std::string name = r.string("name");
+  const std::string stem = std::filesystem::path(origin).stem().string();
+  if (name != stem) r.fail("name", "profile name \"" + name + "\" must equal the file name \"" + stem + "\"");
+  ProfileEntry e{kind, name, j.value("description", ""), origin, std::move(j)};
+  entries_.insert_or_assign({kind, name}, std::move(e));
+}
+
+std::vector<const ProfileEntry*> ProfileLibrary::list() const {
+  std::vector<const ProfileEntry*> out;
+  for (const char* kind : kKinds) {
+    for (const auto& [key, e] : entries_) {
+      if (key.first == kind) out.push_back(&e);
+    }
+  }
+  return out;
+}
+
+const ProfileEntry& ProfileLibrary::find(const std::string& name, const std::string& kind,
+                                         const std::string& where) const {
+  std::vector<std::string> names;
+  const ProfileEntry* found = nullptr;
+  for (const auto& [key, e] : entries_) {
+    if (!kind.empty() && key.first != kind) continue;
+    names.push_back(e.name);
+    if (e.name == name) {
+      if (found != nullptr) {
+        throw InputError(where, "profile name \"" + name + "\" is ambiguous: give its kind");
+      }
+      found = &e;
+    }
+  }
+  if (found != nullptr) return *found;
+  const std::string near = nearest_name(name, names);
+  throw InputError(where, "unknown " + (kind.empty() ? std::string("profile") : kind + " profile") + " \"" + name +
+                              "\"" + (near.empty() ? "" : " (did you mean '" + near + "'?)") +
+                              "; see 'trainsim profiles list'");
+}
+
+AcceleratorSpec ProfileLibrary::accelerator(const std::string& name, const std::string& where) const {
+  const ProfileEntry& e = find(name, "accelerator", where);
+  JsonReader r(e.json, source_for(e.origin));
+  return read_accelerator(r);
+}
+
+HostSpec ProfileLibrary::host(const std::string& name, const std::string& where) const {
+  const ProfileEntry& e = find(name, "host", where);
+  JsonReader r(e.json, source_for(e.origin));
+  return read_host(r);
+}
+
+LinkSpec ProfileLibrary::link(const std::string& name, const std::string& where) const {
+  const ProfileEntry& e = find(name, "link", where);
+  JsonReader r(e.json, source_for(e.origin));
+  return read_link(r);
+}
+
+ClusterSpec ProfileLibrary::cluster(const std::string& name, const std::string& where) const {
+  const ProfileEntry& e = find(name, "cluster", where);
+  JsonReader r(e.json, source_for(e.origin));
+  return cluster_from(r);
+}
+
+ClusterSpec ProfileLibrary::cluster_from(JsonReader& r) const {
+  ClusterSpec c;
+  r.ignore({"kind"});
+  c.name = r.string_or("name", "inline");
+  c.description = r.string_or("description", "");
+  c.nodes = static_cast<int>(r.integer("nodes", 1));
+  JsonReader node = r.object("node");
+  c.host = host(node.string("host"), node.path_of("host"));
+  c.accelerator = accelerator(node.string("accelerator"), node.path_of("accelerator"));
+  c.accelerators_per_node = static_cast<int>(node.integer("accelerators_per_node", 1));
+  JsonReader intra = node.object("intra");
+  c.intra_topology = parse_intra(intra.choice("topology", {"switched", "ring", "fully_connected", "torus2d"}));
+  c.intra_link = link(intra.string("link"), intra.path_of("link"));
+  if (c.intra_topology == IntraTopology::torus2d) {
+    for (auto v : intra.integer_list("dims")) c.intra_dims.push_back(static_cast<int>(v));
+    if (c.intra_dims.size() != 2 || c.intra_dims[0] * c.intra_dims[1] != c.accelerators_per_node) {
+      intra.fail("dims", "torus2d dims must be two numbers whose product is accelerators_per_node");
+    }
+  }
+  intra.done();
+  c.host_link = link(node.string("host_link"), node.path_of("host_link"));
+  c.p2p = node.boolean_or("p2p", true);
+  node.done();
+  if (auto inter = r.optional_object("inter")) {
+    c.inter_topology =
+        parse_inter(inter->choice("topology", {"star", "fat_tree", "ring", "torus2d", "torus3d"}));
+    c.inter_link = link(inter->string("link"), inter->path_of("link"));
+    c.nics_per_node = static_cast<int>(inter->integer_or("nics_per_node", 1, 1));
+    if (c.inter_topology == InterTopology::torus2d || c.inter_topology == InterTopology::torus3d) {
+      for (auto v : inter->integer_list("dims")) c.inter_dims.push_back(static_cast<int>(v));
+      const std::size_t want = c.inter_topology == InterTopology::torus2d ? 2 : 3;
+      int product = 1;
+      for (int v : c.inter_dims) product *= v;
+      if (c.inter_dims.size() != want || product != c.nodes) {
+        inter->fail("dims", "torus dims must be " + std::to_string(want) + " numbers whose product is nodes (" +
+                                std::to_string(c.nodes) + ")");
+      }
+    }
+    if (c.inter_topology == InterTopology::fat_tree) {
+      c.leaf_switch_ports = static_cast<int>(inter->integer_or("leaf_switch_ports", 1, 16));
+      c.oversubscription = inter->number_or("oversubscription", Bound::positive, 1.0);
+    }
+    inter->done();
+  } else if (c.nodes > 1) {
+    r.fail("inter", "a cluster of " + std::to_string(c.nodes) + " nodes needs an \"inter\" fabric");
+  }
+  r.done();
+  return c;
+}
+
+bool ProfileLibrary::expand_cluster(const std::string& path, nlohmann::json& node, JsonSource& source) const {
+  if (path != "cluster" || !node.is_string()) return false;
+  const ProfileEntry& e = find(node.get<std::string>(), "cluster", source.describe(path));
+  node = e.json;
+  source.origins[path] = e.origin;
+  return true;
+}
+
+}  // namespace trainsim::sim

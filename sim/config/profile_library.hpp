@@ -1,0 +1,58 @@
+#pragma once
+// The hardware profiles: the ones compiled into the binary plus any found in extra folders
+// (a user's own profiles shadow built-in ones of the same kind and name). Turns profile JSON
+// into validated spec structs; a cluster may be given by name or as an inline object whose
+// node.host / node.accelerator / links are names of other profiles.
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/config/embedded_file.hpp"
+#include "sim/config/json_reader.hpp"
+#include "sim/hw/specs.hpp"
+
+namespace trainsim::sim {
+
+struct ProfileEntry {
+  std::string kind;  // accelerator | host | link | cluster
+  std::string name;
+  std::string description;
+  std::string origin;  // file path, or hw_profiles/<path> for embedded ones
+  nlohmann::json json;
+};
+
+class ProfileLibrary {
+ public:
+  ProfileLibrary(std::span<const EmbeddedFile> embedded, const std::vector<std::filesystem::path>& extra_dirs);
+
+  std::vector<const ProfileEntry*> list() const;
+  // Finds a profile by name (any kind when `kind` is empty); InputError with a suggestion if absent.
+  const ProfileEntry& find(const std::string& name, const std::string& kind, const std::string& where) const;
+
+  AcceleratorSpec accelerator(const std::string& name, const std::string& where) const;
+  HostSpec host(const std::string& name, const std::string& where) const;
+  LinkSpec link(const std::string& name, const std::string& where) const;
+  ClusterSpec cluster(const std::string& name, const std::string& where) const;
+  // A cluster object (from a profile or inline in a scenario), read strictly.
+  ClusterSpec cluster_from(JsonReader& r) const;
+
+  // For overrides: turns a cluster name at JSON path "cluster" into the profile's object.
+  bool expand_cluster(const std::string& path, nlohmann::json& node, JsonSource& source) const;
+
+ private:
+  void add(const std::string& origin, const std::string& text);
+
+  std::map<std::pair<std::string, std::string>, ProfileEntry> entries_;  // (kind, name)
+};
+
+AcceleratorSpec read_accelerator(JsonReader& r);
+HostSpec read_host(JsonReader& r);
+LinkSpec read_link(JsonReader& r);
+
+}  // namespace trainsim::sim

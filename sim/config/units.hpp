@@ -1,0 +1,30 @@
+#pragma once
+// Parses quantities with units into SI base units ("900 GB/s" -> 9e11 bytes/s). Exact about
+// bits (b, bit) vs bytes (B) and decimal (k M G T P E: powers of 1000) vs binary (Ki Mi Gi Ti Pi
+// Ei: powers of 1024) prefixes.
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace trainsim::sim {
+
+enum class Dimension {
+  bytes,            // B, bits converted: "80 GiB", "16 GB", "8 Mb"
+  bytes_per_s,      // "900 GB/s", "1 Gb/s", "100 Gbps", "25 GBps"
+  seconds,          // "50 us", "1.5 ms", "2 ns", "3 s", "1 min", "2 h"
+  flops,            // "3.9 GFLOP"
+  flops_per_s,      // "312 TFLOP/s", "624 TOP/s" (OP for integer ops)
+  dimensionless,    // "0.8", "80%"
+};
+
+const char* dimension_name(Dimension d);
+// Units accepted for `d`, for error messages (e.g. "B, KiB, GB/s, ...").
+std::string accepted_units(Dimension d);
+
+// Parses "<number> <unit>" (space optional). Returns the value in SI base units, or nullopt when
+// the text is not a number followed by a unit of dimension `d`. A bare number is accepted only for
+// `dimensionless`: elsewhere give a JSON number to use SI base units.
+std::optional<double> parse_quantity(std::string_view text, Dimension d);
+
+}  // namespace trainsim::sim
