@@ -1,11 +1,120 @@
-#include <stdexcept>
+// trainsim profiles list | show NAME: the hardware profiles, built in and from --profile-dir.
+
+#include <iomanip>
+#include <ostream>
+#include <sstream>
 
 #include "cli/commands.hpp"
+#include "cli/options.hpp"
+#include "cli/profiles_source.hpp"
+#include "cli/units_format.hpp"
+#include "sim/core/input_error.hpp"
 
 namespace trainsim::cli {
 
-int run_profiles(const Args& /*args*/, CommandIo& /*io*/) {
-  throw std::runtime_error("'trainsim profiles' is not implemented in this build yet");
+namespace {
+
+void show_accelerator(std::ostream& os, const sim::AcceleratorSpec& a) {
+  os << "  peak compute:\n";
+  for (sim::Dtype d : sim::kAllDtypes) {
+    if (const auto p = a.peak(d)) os << "    " << std::setw(5) << sim::dtype_name(d) << "  " << format_rate(*p, "FLOP/s") << "\n";
+  }
+  os << "  memory bandwidth       " << format_rate(a.memory_bw_bytes_per_s, "B/s") << "\n"
+     << "  memory capacity        " << format_bytes(a.memory_capacity_bytes) << "\n"
+     << "  kernel launch overhead " << format_seconds(a.kernel_launch_overhead_s) << "\n"
+     << "  achieved efficiency    compute " << a.compute_efficiency << ", memory " << a.memory_efficiency << "\n";
+}
+
+void show_link(std::ostream& os, const sim::LinkSpec& l, const std::string& indent = "  ") {
+  os << indent << "bandwidth " << format_rate(l.bw_bytes_per_s, "B/s") << " per direction ("
+     << format_rate(l.bw_bytes_per_s * 8, "b/s") << "), latency " << format_seconds(l.latency_s) << ", "
+     << (l.duplex == sim::Duplex::full ? "full" : "half") << " duplex\n";
+}
+
+const char* intra_name(sim::IntraTopology t) {
+  switch (t) {
+    case sim::IntraTopology::switched: return "switched";
+    case sim::IntraTopology::ring: return "ring";
+    case sim::IntraTopology::fully_connected: return "fully_connected";
+    case sim::IntraTopology::torus2d: return "torus2d";
+  }
+  return "?";
+}
+
+const char* inter_name(sim::InterTopology t) {
+  switch (t) {
+    case sim::InterTopology::none: return "none";
+    case sim::InterTopology::star: return "star";
+    case sim::InterTopology::fat_tree: return "fat_tree";
+    case sim::InterTopology::ring: return "ring";
+    case sim::InterTopology::torus2d: return "torus2d";
+    case sim::InterTopology::torus3d: return "torus3d";
+  }
+  return "?";
+}
+
+void show_cluster(std::ostream& os, const sim::ClusterSpec& c) {
+  os << "  nodes " << c.nodes << " x " << c.accelerators_per_node << " " << c.accelerator.name << " = "
+     << c.total_accelerators() << " accelerators\n"
+     << "  host " << c.host.name << " (" << c.host.cpu_cores << " cores)\n"
+     << "  intra-node " << intra_name(c.intra_topology) << " over " << c.intra_link.name << ":";
+  show_link(os, c.intra_link, " ");
+  os << "  host link " << c.host_link.name << ":";
+  show_link(os, c.host_link, " ");
+  os << "  peer-to-peer " << (c.p2p ? "yes" : "no (accelerator traffic crosses the host)") << "\n";
+  if (c.inter_link) {
+    os << "  inter-node " << inter_name(c.inter_topology) << " over " << c.inter_link->name << " x "
+       << c.nics_per_node << " NICs per node:";
+    show_link(os, *c.inter_link, " ");
+  }
+  os << "  accelerator " << c.accelerator.name << ":\n";
+  show_accelerator(os, c.accelerator);
+}
+
+}  // namespace
+
+int run_profiles(const Args& args, CommandIo& io) {
+  po::options_description options("profiles options");
+  std::vector<std::string> words;
+  std::vector<std::string> dirs;
+  options.add_options()("words", po::value(&words), "list | show NAME")(
+      "profile-dir", po::value(&dirs), "extra folder of profile JSON files (repeatable)");
+  po::positional_options_description pos;
+  pos.add("words", -1);
+  po::variables_map vm;
+  if (!parse_command_line("profiles", "list | show NAME [--profile-dir DIR]", args, options, pos, vm, io)) return 0;
+  if (words.empty() || (words[0] != "list" && words[0] != "show")) {
+    throw UsageError("trainsim profiles", "expected 'list' or 'show NAME' (see 'trainsim profiles --help')");
+  }
+  const sim::ProfileLibrary lib = load_profile_library(dirs);
+  if (words[0] == "list") {
+    if (words.size() != 1) throw UsageError("trainsim profiles list", "takes no further arguments");
+    std::string kind;
+    for (const sim::ProfileEntry* e : lib.list()) {
+      if (e->kind != kind) {
+        kind = e->kind;
+        io.out << (kind == "accelerator" ? "" : "\n") << kind << "s:\n";
+      }
+      io.out << "  " << std::left << std::setw(26) << e->name << e->description << "\n";
+    }
+    return 0;
+  }
+  if (words.size() != 2) throw UsageError("trainsim profiles show", "expects exactly one profile NAME");
+  const sim::ProfileEntry& e = lib.find(words[1], "", "trainsim profiles show");
+  std::ostringstream out;  // printed only once the whole profile is known to be valid
+  out << e.kind << " " << e.name << " (" << e.origin << ")\n";
+  if (!e.description.empty()) out << "  " << e.description << "\n";
+  if (e.kind == "accelerator") show_accelerator(out, lib.accelerator(e.name, e.origin));
+  if (e.kind == "host") {
+    const auto h = lib.host(e.name, e.origin);
+    out << "  cpu cores " << h.cpu_cores << "\n  memory bandwidth " << format_rate(h.memory_bw_bytes_per_s, "B/s")
+           << "\n  memory capacity " << format_bytes(h.memory_capacity_bytes) << "\n  storage read "
+           << format_rate(h.storage_read_bw_bytes_per_s, "B/s") << "\n";
+  }
+  if (e.kind == "link") show_link(out, lib.link(e.name, e.origin));
+  if (e.kind == "cluster") show_cluster(out, lib.cluster(e.name, e.origin));
+  io.out << out.str();
+  return 0;
 }
 
 }  // namespace trainsim::cli

@@ -63,7 +63,16 @@ const nlohmann::json* JsonReader::lookup(const std::string& key) {
 
 const nlohmann::json& JsonReader::required(const std::string& key) {
   const nlohmann::json* v = lookup(key);
-  if (v == nullptr) fail(key, "missing required key '" + key + "'");
+  if (v == nullptr) {
+    // A missing key is often a typo of it: say so rather than only "missing".
+    std::vector<std::string> present;
+    for (const auto& item : node_->items()) {
+      if (asked_.count(item.key()) == 0) present.push_back(item.key());
+    }
+    const std::string typo = nearest_name(key, present);
+    fail(key, "missing required key '" + key + "'" +
+                  (typo.empty() ? "" : "; unknown key '" + typo + "' looks like a typo of it"));
+  }
   return *v;
 }
 

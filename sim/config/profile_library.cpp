@@ -104,6 +104,13 @@ ProfileLibrary::ProfileLibrary(std::span<const EmbeddedFile> embedded,
       add(p.string(), ss.str());
     }
   }
+  // Validate everything up front: a broken profile is reported whatever command runs.
+  for (const auto& [key, e] : entries_) {
+    if (key.first == "accelerator") accelerator(e.name, e.origin);
+    if (key.first == "host") host(e.name, e.origin);
+    if (key.first == "link") link(e.name, e.origin);
+    if (key.first == "cluster") cluster(e.name, e.origin);
+  }
 }
 
 void ProfileLibrary::add(const std::string& origin, const std::string& text) {

@@ -1,0 +1,118 @@
+// Every way a profile can be wrong gives exit code 2 and a one-line message naming the file,
+// the JSON path and the value.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+#include "support/run_cli.hpp"
+
+namespace fs = std::filesystem;
+using trainsim::test::run_cli;
+
+namespace {
+
+const char* const kGoodAccelerator = R"({
+  "kind": "accelerator", "name": "testgpu", // comments are allowed
+  "peak_flops": {"fp32": "10 TFLOP/s", "fp16": "100 TFLOP/s"},
+  "memory_bandwidth": "1 TB/s", "memory_capacity": "16 GiB",
+  "kernel_launch_overhead": "5 us", "efficiency": {"compute": 0.5, "memory": 0.8}
+})";
+
+// A fresh folder holding one accelerator profile with `text` as its content.
+std::string profile_dir(const std::string& text, const std::string& name = "testgpu") {
+  static int counter = 0;
+  const fs::path dir = fs::temp_directory_path() /
+                       ("trainsim_profiles_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
+  fs::create_directories(dir / "accelerators");
+  std::ofstream(dir / "accelerators" / (name + ".json")) << text;
+  return dir.string();
+}
+
+std::string replace(std::string s, const std::string& from, const std::string& to) {
+  const auto pos = s.find(from);
+  REQUIRE(pos != std::string::npos);
+  return s.replace(pos, from.size(), to);
+}
+
+void check_error(const std::string& text, const std::vector<std::string>& expected_parts) {
+  const std::string dir = profile_dir(text);
+  const auto r = run_cli({"profiles", "show", "testgpu", "--profile-dir", dir});
+  INFO(r.err);
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.empty());
+  CHECK(r.err.find("testgpu.json") != std::string::npos);  // the file is named
+  for (const auto& part : expected_parts) CHECK(r.err.find(part) != std::string::npos);
+  // One line.
+  CHECK(r.err.find('\n') == r.err.size() - 1);
+}
+
+}  // namespace
+
+TEST_CASE("a valid profile loads and is shown") {
+  const auto r = run_cli({"profiles", "show", "testgpu", "--profile-dir", profile_dir(kGoodAccelerator)});
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("100 TFLOP/s") != std::string::npos);
+  CHECK(r.out.find("16 GiB") != std::string::npos);
+}
+
+TEST_CASE("unknown key: named, with the nearest known key suggested") {
+  check_error(replace(kGoodAccelerator, "\"memory_bandwidth\"", "\"memory_bandwdith\""),
+              {"memory_bandwdith", "unknown key", "memory_bandwidth"});
+  // An optional key's typo is caught by the unknown-key check, with a suggestion.
+  check_error(replace(kGoodAccelerator, "\"kind\"", "\"descripton\": \"x\", \"kind\""),
+              {"descripton", "unknown key", "did you mean 'description'"});
+}
+
+TEST_CASE("wrong type") {
+  check_error(replace(kGoodAccelerator, "\"compute\": 0.5", "\"compute\": \"half\""),
+              {"efficiency.compute", "expected a number", "\"half\""});
+}
+
+TEST_CASE("missing required key") {
+  check_error(replace(kGoodAccelerator, "\"memory_capacity\": \"16 GiB\",", ""),
+              {"memory_capacity", "missing required key"});
+}
+
+TEST_CASE("zero, negative, NaN and infinite values where a positive one is needed") {
+  check_error(replace(kGoodAccelerator, "\"1 TB/s\"", "0"), {"memory_bandwidth", "must be positive", "0"});
+  check_error(replace(kGoodAccelerator, "\"1 TB/s\"", "\"-1 TB/s\""), {"memory_bandwidth", "must be positive"});
+  check_error(replace(kGoodAccelerator, "\"1 TB/s\"", "\"nan TB/s\""), {"memory_bandwidth", "nan TB/s"});
+  check_error(replace(kGoodAccelerator, "\"1 TB/s\"", "\"inf TB/s\""), {"memory_bandwidth", "inf TB/s"});
+  check_error(replace(kGoodAccelerator, "\"compute\": 0.5", "\"compute\": 1.5"), {"efficiency.compute", "(0, 1]"});
+}
+
+TEST_CASE("unknown unit") {
+  check_error(replace(kGoodAccelerator, "\"1 TB/s\"", "\"1 TB/sec\""),
+              {"memory_bandwidth", "\"1 TB/sec\"", "accepted units"});
+}
+
+TEST_CASE("malformed JSON gives line and column") {
+  const auto dir = profile_dir(replace(kGoodAccelerator, "\"memory_capacity\": \"16 GiB\",", "\"memory_capacity\" \"16 GiB\","));
+  const auto r = run_cli({"profiles", "show", "testgpu", "--profile-dir", dir});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("testgpu.json:4:58") != std::string::npos);
+  CHECK(r.err.find("malformed JSON") != std::string::npos);
+}
+
+TEST_CASE("missing profile folder and unknown profile name") {
+  auto r = run_cli({"profiles", "list", "--profile-dir", "/nonexistent/trainsim"});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("/nonexistent/trainsim") != std::string::npos);
+  r = run_cli({"profiles", "show", "testgpo", "--profile-dir", profile_dir(kGoodAccelerator)});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("did you mean 'testgpu'") != std::string::npos);
+}
+
+TEST_CASE("usage errors exit 2") {
+  CHECK(run_cli({"profiles"}).exit_code == 2);
+  CHECK(run_cli({"profiles", "frobnicate"}).exit_code == 2);
+  CHECK(run_cli({"profiles", "list", "--no-such-option"}).exit_code == 2);
+  CHECK(run_cli({"no-such-command"}).exit_code == 2);
+  CHECK(run_cli({}).exit_code == 2);
+  const auto v = run_cli({"--version"});
+  CHECK(v.exit_code == 0);
+  CHECK(v.out.rfind("trainsim ", 0) == 0);
+  CHECK(run_cli({"profiles", "--help"}).exit_code == 0);
+}

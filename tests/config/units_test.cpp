@@ -1,0 +1,41 @@
+#include <catch2/catch.hpp>
+
+#include "sim/config/units.hpp"
+
+using trainsim::sim::Dimension;
+using trainsim::sim::parse_quantity;
+
+TEST_CASE("bandwidths distinguish bits from bytes and decimal from binary prefixes") {
+  CHECK(*parse_quantity("900 GB/s", Dimension::bytes_per_s) == 900e9);
+  CHECK(*parse_quantity("1 Gb/s", Dimension::bytes_per_s) == 125e6);
+  CHECK(*parse_quantity("100 Gbps", Dimension::bytes_per_s) == 12.5e9);
+  CHECK(*parse_quantity("1 GiB/s", Dimension::bytes_per_s) == 1073741824.0);
+  CHECK(*parse_quantity("25 GBps", Dimension::bytes_per_s) == 25e9);
+  CHECK(*parse_quantity("10 kbit/s", Dimension::bytes_per_s) == 1250.0);
+  CHECK(*parse_quantity("3e9", Dimension::dimensionless) == 3e9);
+}
+
+TEST_CASE("sizes, durations and compute rates") {
+  CHECK(*parse_quantity("80 GiB", Dimension::bytes) == 80.0 * 1073741824.0);
+  CHECK(*parse_quantity("16 GB", Dimension::bytes) == 16e9);
+  CHECK(*parse_quantity("8 Mb", Dimension::bytes) == 1e6);
+  CHECK(*parse_quantity("512B", Dimension::bytes) == 512.0);
+  CHECK(*parse_quantity("50 us", Dimension::seconds) == Approx(50e-6).epsilon(1e-15));
+  CHECK(*parse_quantity("1.5 ms", Dimension::seconds) == Approx(1.5e-3).epsilon(1e-15));
+  CHECK(*parse_quantity("2 ns", Dimension::seconds) == Approx(2e-9).epsilon(1e-15));
+  CHECK(*parse_quantity("2 h", Dimension::seconds) == 7200.0);
+  CHECK(*parse_quantity("312 TFLOP/s", Dimension::flops_per_s) == 312e12);
+  CHECK(*parse_quantity("624 TOP/s", Dimension::flops_per_s) == 624e12);
+  CHECK(*parse_quantity("85%", Dimension::dimensionless) == Approx(0.85));
+}
+
+TEST_CASE("wrong or unknown units are rejected") {
+  CHECK_FALSE(parse_quantity("900 GB", Dimension::bytes_per_s));     // a size is not a bandwidth
+  CHECK_FALSE(parse_quantity("900 gB/s", Dimension::bytes_per_s));   // no such prefix
+  CHECK_FALSE(parse_quantity("50 usec", Dimension::seconds));
+  CHECK_FALSE(parse_quantity("50", Dimension::seconds));             // bare strings need a unit
+  CHECK_FALSE(parse_quantity("fast", Dimension::bytes_per_s));
+  CHECK_FALSE(parse_quantity("", Dimension::bytes));
+  CHECK_FALSE(parse_quantity("nan GB", Dimension::bytes));
+  CHECK_FALSE(parse_quantity("1 kms", Dimension::seconds));          // time units take no prefix
+}
