@@ -1,4 +1,5 @@
 # Script mode: writes a C++ file embedding FILES (list) relative to BASE_DIR.
+string(REPLACE "|" ";" FILES "${FILES}")
 set(body "")
 set(entries "")
 set(i 0)
