@@ -1,0 +1,127 @@
+#include "models/scenario.hpp"
+
+#include "models/zoo/zoo.hpp"
+#include "sim/config/json_reader.hpp"
+#include "sim/core/input_error.hpp"
+
+namespace trainsim::models {
+
+namespace {
+
+sim::Dtype parse_precision(const std::string& s) {
+  if (s == "fp32") return sim::Dtype::fp32;
+  if (s == "tf32") return sim::Dtype::tf32;
+  if (s == "fp16") return sim::Dtype::fp16;
+  return sim::Dtype::bf16;
+}
+
+ZooModel read_model(sim::JsonReader& parent) {
+  if (parent.raw().contains("model") && parent.raw()["model"].is_string()) {
+    const std::string name = parent.string("model");
+    return build_zoo_model(name, {}, parent.path_of("model"));
+  }
+  sim::JsonReader m = parent.object("model");
+  const std::string name = m.string("name");
+  std::map<std::string, double> hyper;
+  for (const auto& [key, value] : m.raw().items()) {
+    if (key == "name") continue;
+    hyper[key] = m.number(key, sim::Bound::positive);
+  }
+  m.done();
+  return build_zoo_model(name, hyper, m.path());
+}
+
+InputPipelineSpec read_input(sim::JsonReader& r) {
+  InputPipelineSpec in;
+  in.enabled = true;
+  using sim::Bound;
+  using sim::Dimension;
+  in.read_s_per_sample = r.quantity_or("read_per_sample", Dimension::seconds, Bound::non_negative, 0);
+  in.decode_s_per_sample = r.quantity_or("decode_per_sample", Dimension::seconds, Bound::non_negative, 0);
+  in.augment_s_per_sample = r.quantity_or("augment_per_sample", Dimension::seconds, Bound::non_negative, 0);
+  in.batch_s_per_sample = r.quantity_or("batch_per_sample", Dimension::seconds, Bound::non_negative, 0);
+  in.storage_bytes_per_sample = r.quantity_or("storage_bytes_per_sample", Dimension::bytes, Bound::non_negative, 0);
+  in.workers = static_cast<int>(r.integer_or("workers", 1, 4));
+  in.prefetch_batches = static_cast<int>(r.integer_or("prefetch_batches", 1, 2));
+  in.input_dtype = r.choice_or("input_dtype", {"uint8", "fp32"}, "uint8");
+  if (auto echo = r.optional_object("echo")) {
+    in.echo_factor = static_cast<int>(echo->integer_or("factor", 1, 1));
+    in.echo_mode = echo->choice_or("mode", {"example", "batch"}, "batch") == "batch" ? EchoMode::batch : EchoMode::example;
+    in.echo_before_augment = echo->choice_or("insert", {"before_augment", "after_augment"}, "after_augment") ==
+                             "before_augment";
+    echo->done();
+  }
+  r.done();
+  return in;
+}
+
+}  // namespace
+
+Scenario load_scenario(nlohmann::json doc, const std::string& file, const std::vector<std::string>& overrides,
+                       const sim::ProfileLibrary& profiles) {
+  auto source = std::make_shared<sim::JsonSource>();
+  source->file = file;
+  const sim::StringExpander expand = [&profiles](const std::string& path, nlohmann::json& node,
+                                                 sim::JsonSource& src) {
+    if (path == "model" && node.is_string()) {  // "model": "resnet50" -> {"name": "resnet50"}
+      node = nlohmann::json{{"name", node.get<std::string>()}};
+      return true;
+    }
+    return profiles.expand_cluster(path, node, src);
+  };
+  for (const std::string& o : overrides) sim::apply_override(doc, o, *source, expand);
+
+  sim::JsonReader r(doc, source);
+  Scenario s;
+  s.name = r.string_or("name", file);
+  r.ignore({"description"});
+  if (r.has("cluster") && doc["cluster"].is_string()) {
+    s.cluster = profiles.cluster(r.string("cluster"), source->describe("cluster"));
+  } else {
+    sim::JsonReader c = r.object("cluster");
+    s.cluster = profiles.cluster_from(c);
+  }
+  s.model = read_model(r);
+  s.batch_per_replica = static_cast<int>(r.integer("batch_per_replica", 1));
+  s.precision = parse_precision(r.choice_or("precision", {"fp32", "tf32", "fp16", "bf16"}, "fp32"));
+  if (!s.cluster.accelerator.peak(s.precision)) {
+    r.fail("precision", std::string("accelerator ") + s.cluster.accelerator.name + " has no " +
+                            sim::dtype_name(s.precision) + " compute path in its profile");
+  }
+  const std::string opt = r.choice_or("optimizer", {"sgd", "momentum", "adam"}, "momentum");
+  s.optimizer = opt == "sgd" ? Optimizer::sgd : opt == "adam" ? Optimizer::adam : Optimizer::momentum;
+  s.inference = r.choice_or("mode", {"train", "inference"}, "train") == "inference";
+  s.recompute = r.boolean_or("recompute", false);
+  if (auto p = r.optional_object("parallelism")) {
+    s.data_parallel = static_cast<int>(p->integer_or("data", 1, s.cluster.total_accelerators()));
+    s.pipeline_stages = static_cast<int>(p->integer_or("pipeline", 1, 1));
+    s.microbatches = static_cast<int>(p->integer_or("microbatches", 1, 1));
+    s.grad_accum = static_cast<int>(p->integer_or("grad_accum", 1, 1));
+    if (s.data_parallel * s.pipeline_stages > s.cluster.total_accelerators()) {
+      p->fail("data", "data x pipeline = " + std::to_string(s.data_parallel * s.pipeline_stages) +
+                          " devices, but the cluster has " + std::to_string(s.cluster.total_accelerators()));
+    }
+    p->done();
+  } else {
+    s.data_parallel = s.cluster.total_accelerators();
+  }
+  if (auto c = r.optional_object("communication")) {
+    s.comm.algorithm = c->choice_or("algorithm", {"ring", "tree", "halving_doubling", "hierarchical"}, "ring");
+    s.comm.bucket_bytes = c->quantity_or("bucket_size", sim::Dimension::bytes, sim::Bound::positive, 25e6);
+    s.comm.overlap = c->boolean_or("overlap", true);
+    s.comm.compression = c->choice_or("compression", {"none", "topk", "gtopk"}, "none");
+    s.comm.density = c->number_or("density", sim::Bound::unit_interval, 0.001);
+    c->done();
+  }
+  if (auto in = r.optional_object("input")) s.input = read_input(*in);
+  s.steps = static_cast<int>(r.integer_or("steps", 1, 6));
+  s.warmup_steps = static_cast<int>(r.integer_or("warmup_steps", 0, 2));
+  if (s.warmup_steps >= s.steps) {
+    r.fail("warmup_steps", "must be smaller than steps (" + std::to_string(s.steps) + ")");
+  }
+  s.workspace_bytes = r.quantity_or("workspace", sim::Dimension::bytes, sim::Bound::non_negative, 0);
+  r.done();
+  return s;
+}
+
+}  // namespace trainsim::models

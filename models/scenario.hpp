@@ -1,0 +1,68 @@
+#pragma once
+// A training scenario: cluster, model, batch, precision, optimizer, parallelism, communication
+// and input pipeline, loaded strictly from JSON (with --set overrides applied first).
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "models/zoo/zoo_model.hpp"
+#include "sim/config/json_source.hpp"
+#include "sim/config/profile_library.hpp"
+#include "sim/hw/specs.hpp"
+
+namespace trainsim::models {
+
+enum class Optimizer { sgd, momentum, adam };
+enum class EchoMode { example, batch };
+
+struct InputPipelineSpec {
+  bool enabled = false;           // false: inputs are synthetic and always ready
+  double read_s_per_sample = 0;   // CPU seconds of one core per sample, per stage
+  double decode_s_per_sample = 0;
+  double augment_s_per_sample = 0;
+  double batch_s_per_sample = 0;
+  double storage_bytes_per_sample = 0;  // read from storage at the host's read bandwidth
+  int workers = 1;                // host cores given to the pipeline (per host)
+  int prefetch_batches = 2;
+  std::string input_dtype = "uint8";  // uint8 | fp32: bytes copied host-to-device per element
+  int echo_factor = 1;
+  EchoMode echo_mode = EchoMode::batch;
+  bool echo_before_augment = false;  // true: each echoed copy is augmented again (costs CPU)
+};
+
+struct CommSpec {
+  std::string algorithm = "ring";
+  double bucket_bytes = 25e6;  // PyTorch DDP's default bucket
+  bool overlap = true;
+  std::string compression = "none";  // none | topk | gtopk
+  double density = 0.001;
+};
+
+struct Scenario {
+  std::string name;
+  sim::ClusterSpec cluster;
+  ZooModel model;
+  int batch_per_replica = 1;
+  sim::Dtype precision = sim::Dtype::fp32;
+  Optimizer optimizer = Optimizer::momentum;
+  int data_parallel = 1;
+  int pipeline_stages = 1;
+  int microbatches = 1;
+  int grad_accum = 1;
+  bool recompute = false;
+  bool inference = false;
+  CommSpec comm;
+  InputPipelineSpec input;
+  int steps = 6;
+  int warmup_steps = 2;
+  double workspace_bytes = 0;
+};
+
+// Loads `doc` (from `file`) after applying `overrides` ("PATH=VALUE"). `file` labels errors.
+Scenario load_scenario(nlohmann::json doc, const std::string& file, const std::vector<std::string>& overrides,
+                       const sim::ProfileLibrary& profiles);
+
+}  // namespace trainsim::models

@@ -1,0 +1,61 @@
+#pragma once
+// Simulates training steps of one data-parallel replica on the event engine: input batches from
+// the host pipeline (with data echoing), per-layer forward and backward kernels on the compute
+// stream, gradient buckets handed to the communication stream as backward produces them, and
+// the optimizer update. Replicas of a data-parallel job are identical, so one is simulated and
+// the collectives are costed for all ranks (the symmetry reduction of DESIGN.md section 4).
+
+#include <cstdint>
+#include <string>
+
+#include "models/scenario.hpp"
+
+namespace trainsim::models {
+
+struct Breakdown {
+  double compute_s = 0;
+  double recompute_s = 0;
+  double exposed_comm_s = 0;
+  double input_stall_s = 0;
+  double bubble_s = 0;
+  double optimizer_s = 0;
+};
+
+struct MemoryReport {
+  double weights_bytes = 0;
+  double gradients_bytes = 0;
+  double optimizer_state_bytes = 0;
+  double activations_bytes = 0;
+  double workspace_bytes = 0;
+  double peak_bytes_per_device = 0;
+  double capacity_bytes = 0;
+  bool fits = true;
+  std::int64_t max_batch_that_fits = 0;  // per replica, 0 if not even one sample fits
+};
+
+struct StepReport {
+  std::string scenario;
+  std::string model;
+  std::string cluster;
+  std::string accelerator;
+  std::string precision;
+  int devices = 0;
+  int data_parallel = 0;
+  std::int64_t global_batch = 0;
+  double step_time_s = 0;
+  double throughput_samples_per_s = 0;
+  Breakdown breakdown;
+  double comm_time_s = 0;          // communication stream busy time per step
+  double gradient_bytes = 0;       // per step per replica
+  int buckets = 0;
+  MemoryReport memory;
+  double fresh_sample_fraction = 1;
+  double upstream_batch_s = 0;     // host time to produce one fresh batch (0 without a pipeline)
+  std::uint64_t events = 0;
+  double wall_s = 0;
+};
+
+StepReport simulate_training(const Scenario& s);
+MemoryReport estimate_memory(const Scenario& s);
+
+}  // namespace trainsim::models
