@@ -1,0 +1,27 @@
+#pragma once
+// One generator per network family. Each reads its hyper-parameters (already validated as positive
+// integers by the catalog) and returns the model's input and layers; the catalog fills in the name,
+// description and hyper-parameters. A shape that does not work out throws ShapeError.
+
+#include <cstdint>
+
+#include "models/zoo/hyperparameters.hpp"
+#include "models/zoo/zoo_model.hpp"
+
+namespace trainsim::models {
+
+ZooModel make_resnet_cifar(const Hyperparameters& hp);                       // depth = 6n + 2
+ZooModel make_resnet_imagenet(const Hyperparameters& hp, std::int64_t depth);  // 50 or 101
+ZooModel make_vgg16(const Hyperparameters& hp);
+ZooModel make_alexnet(const Hyperparameters& hp);
+ZooModel make_inception_v3(const Hyperparameters& hp);
+ZooModel make_efficientnet(const Hyperparameters& hp, int variant);  // B0..B4
+ZooModel make_amoebanet_d(const Hyperparameters& hp);
+ZooModel make_unet(const Hyperparameters& hp);
+ZooModel make_transformer(const Hyperparameters& hp);  // encoder-decoder
+ZooModel make_bert(const Hyperparameters& hp);
+ZooModel make_gpt2(const Hyperparameters& hp);
+ZooModel make_lstm_lm(const Hyperparameters& hp);
+ZooModel make_mnist_mlp(const Hyperparameters& hp);
+
+}  // namespace trainsim::models

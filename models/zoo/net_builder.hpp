@@ -1,0 +1,132 @@
+#pragma once
+// Builds a zoo model's layer list from primitive ops (conv, linear, norm, ...), so the generators
+// state architectures and never repeat cost formulas. Each primitive adds its per-sample costs to
+// the layer entry that is open; tensors carry an id so that an activation needed by several
+// backward passes is counted as saved once, and so that the data (which needs no gradient) costs
+// no input-gradient work.
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "models/zoo/zoo_model.hpp"
+
+namespace trainsim::models {
+
+// A per-sample activation: {C, H, W} for images, {seq, features} for sequences.
+struct Tensor {
+  int id = -1;
+  std::vector<std::int64_t> shape;
+
+  double elements() const;
+  std::int64_t channels() const { return shape.at(0); }
+  std::int64_t height() const { return shape.at(1); }
+  std::int64_t width() const { return shape.at(2); }
+  std::int64_t features() const { return shape.back(); }
+};
+
+// A hyper-parameter combination whose shapes do not work out (e.g. a feature map shrinks to 0).
+class ShapeError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct Conv2d {
+  std::int64_t out_channels = 0;
+  std::int64_t kernel_h = 1;
+  std::int64_t kernel_w = 1;
+  std::int64_t stride_h = 1;
+  std::int64_t stride_w = 1;
+  std::int64_t pad_h = 0;
+  std::int64_t pad_w = 0;
+  std::int64_t groups = 1;
+  bool bias = false;
+};
+
+// Square kernel, same stride and padding both ways; padding defaults to "same" for odd kernels.
+Conv2d conv_spec(std::int64_t out_channels, std::int64_t kernel, std::int64_t stride = 1, std::int64_t pad = -1,
+                 bool bias = false);
+
+enum class Activation { relu, leaky_relu, gelu, silu, sigmoid, tanh };
+
+class NetBuilder {
+ public:
+  // The model input, which needs no gradient.
+  Tensor input(std::vector<std::int64_t> shape);
+
+  // Opens a layer entry; every primitive until end() is charged to it. `input_elements` is what
+  // enters the entry (all tensors handed over from the previous entry).
+  void begin(std::string name, OpClass op, double input_elements);
+  // Closes the entry; `output` is its main result, `extra_output_elements` counts further tensors
+  // handed to the next entry (e.g. a skip state).
+  void end(const Tensor& output, double extra_output_elements = 0);
+
+  Tensor conv2d(const Tensor& in, const Conv2d& spec);
+  // Acts on the last dimension; all leading dimensions are rows. A `tied` weight belongs to another
+  // entry (e.g. a language-model head sharing the token embedding): costs count, parameters do not.
+  Tensor linear(const Tensor& in, std::int64_t out_features, bool bias, bool tied = false);
+  Tensor batch_norm(const Tensor& in);     // per channel (dim 0), affine
+  Tensor instance_norm(const Tensor& in);  // per channel, no affine parameters (PyTorch default)
+  Tensor layer_norm(const Tensor& in);     // over the last dimension, affine
+  Tensor activation(const Tensor& in, Activation kind);
+  Tensor dropout(const Tensor& in);
+  Tensor dropout2d(const Tensor& in);  // whole channels dropped: a mask of C per sample
+  Tensor add(const Tensor& a, const Tensor& b);
+  // a * b where b broadcasts over a's trailing dimensions (e.g. squeeze-excitation scale {C}).
+  Tensor mul(const Tensor& a, const Tensor& b);
+  Tensor max_pool(const Tensor& in, std::int64_t kernel, std::int64_t stride, std::int64_t pad = 0);
+  Tensor avg_pool(const Tensor& in, std::int64_t kernel, std::int64_t stride, std::int64_t pad = 0);
+  Tensor adaptive_avg_pool(const Tensor& in, std::int64_t out_h, std::int64_t out_w);
+  Tensor global_avg_pool(const Tensor& in);  // {C, H, W} -> {C}
+  Tensor upsample2x(const Tensor& in);       // nearest neighbour
+  Tensor pad_to(const Tensor& in, std::int64_t h, std::int64_t w);
+  // Data movement only (slicing, strided subsampling, zero padding) into a new tensor of `shape`.
+  Tensor copy_as(const Tensor& in, std::vector<std::int64_t> shape);
+  Tensor concat(const std::vector<Tensor>& parts);  // along dim 0 (channels)
+  Tensor reshape(const Tensor& in, std::vector<std::int64_t> shape);  // a view: same storage
+  // Slices `count` rows of the first dimension (e.g. BERT's [CLS] token); a view.
+  Tensor take_rows(const Tensor& in, std::int64_t count);
+  // Token ids {seq} -> {seq, dim}; a `tied` table belongs to another entry.
+  Tensor embedding(const Tensor& ids, std::int64_t vocab, std::int64_t dim, bool tied = false);
+  // Scaled dot-product attention. `q` is {seq_q, d}; `k` and `v` may be views of one projection
+  // tensor `kv_storage` (saved once). Causal masking still computes the full score matrix.
+  Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, std::int64_t heads, bool dropout,
+                   const std::vector<Tensor>& saved_storage);
+  // One LSTM layer over a sequence {seq, in} -> {seq, hidden} (PyTorch: two bias vectors).
+  Tensor lstm(const Tensor& in, std::int64_t hidden);
+  // Softmax cross-entropy (or any pointwise loss) over the logits; keeps them for backward.
+  void loss(const Tensor& logits);
+
+  std::vector<Layer> take_layers();
+
+ private:
+  Tensor make(std::vector<std::int64_t> shape, bool needs_grad);
+  Layer& open();
+  void save(const Tensor& t);
+  bool needs_grad(const Tensor& t) const;
+  void add_costs(double fwd_flops, double fwd_macs, double bwd_input_flops, double bwd_weight_flops,
+                 std::int64_t params);
+
+  std::vector<bool> saved_;
+  std::vector<bool> needs_grad_;
+  std::vector<Layer> layers_;
+  bool open_ = false;
+};
+
+// An entry holding the primitives `f` applies to `in`; returns its output.
+template <typename F>
+Tensor single_entry(NetBuilder& nb, const std::string& name, OpClass op, const Tensor& in, F f) {
+  nb.begin(name, op, in.elements());
+  Tensor out = f(in);
+  nb.end(out);
+  return out;
+}
+
+Tensor conv_entry(NetBuilder& nb, const std::string& name, const Tensor& in, const Conv2d& spec);
+Tensor bn_entry(NetBuilder& nb, const std::string& name, const Tensor& in);
+Tensor relu_entry(NetBuilder& nb, const std::string& name, const Tensor& in);
+// Conv, batch norm and ReLU as one entry of class conv (torchvision's BasicConv2d and the like).
+Tensor conv_bn_relu(NetBuilder& nb, const Tensor& in, const Conv2d& spec);
+
+}  // namespace trainsim::models

@@ -1,0 +1,67 @@
+#include "models/zoo/zoo_model.hpp"
+
+#include <numeric>
+#include <stdexcept>
+
+namespace trainsim::models {
+
+const char* op_class_name(OpClass op) {
+  switch (op) {
+    case OpClass::conv: return "conv";
+    case OpClass::depthwise_conv: return "depthwise_conv";
+    case OpClass::grouped_conv: return "grouped_conv";
+    case OpClass::matmul: return "matmul";
+    case OpClass::attention: return "attention";
+    case OpClass::normalization: return "normalization";
+    case OpClass::elementwise: return "elementwise";
+    case OpClass::pooling: return "pooling";
+    case OpClass::embedding: return "embedding";
+    case OpClass::recurrent: return "recurrent";
+    case OpClass::loss: return "loss";
+  }
+  return "unknown";
+}
+
+double dtype_bytes(const std::string& dtype) {
+  if (dtype == "uint8" || dtype == "int8") return 1;
+  if (dtype == "fp16" || dtype == "bf16" || dtype == "int16") return 2;
+  if (dtype == "fp32" || dtype == "int32") return 4;
+  if (dtype == "fp64" || dtype == "int64") return 8;
+  throw std::invalid_argument("unknown dtype '" + dtype + "'");
+}
+
+double ZooModel::input_bytes_per_sample() const {
+  double elements = 1;
+  for (const auto d : input_shape) elements *= static_cast<double>(d);
+  return elements * dtype_bytes(input_dtype);
+}
+
+namespace {
+template <typename T, typename F>
+T sum_layers(const std::vector<Layer>& layers, F f) {
+  T total{};
+  for (const auto& l : layers) total += f(l);
+  return total;
+}
+}  // namespace
+
+std::int64_t ZooModel::params() const {
+  return sum_layers<std::int64_t>(layers, [](const Layer& l) { return l.params; });
+}
+double ZooModel::fwd_flops() const {
+  return sum_layers<double>(layers, [](const Layer& l) { return l.fwd_flops; });
+}
+double ZooModel::fwd_macs() const {
+  return sum_layers<double>(layers, [](const Layer& l) { return l.fwd_macs; });
+}
+double ZooModel::bwd_flops() const {
+  return sum_layers<double>(layers, [](const Layer& l) { return l.bwd_flops(); });
+}
+double ZooModel::saved_elements() const {
+  return sum_layers<double>(layers, [](const Layer& l) { return l.saved_elements; });
+}
+double ZooModel::saved_bytes(double bytes_per_element) const {
+  return sum_layers<double>(layers, [&](const Layer& l) { return l.saved_bytes(bytes_per_element); });
+}
+
+}  // namespace trainsim::models

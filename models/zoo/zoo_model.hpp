@@ -1,0 +1,84 @@
+#pragma once
+// A zoo model: a real network flattened into a list of layers with per-sample costs. Pipeline
+// stages are contiguous runs of these layers, so the list's granularity is part of the contract
+// (see each generator for how it matches the reference implementation's nn.Sequential).
+//
+// Conventions, per sample:
+// - A multiply-add is 2 FLOPs. `fwd_macs` counts only the multiply-adds of convolutions, linear
+//   layers and attention matmuls: that is what published "FLOPs" tables (torchvision, papers)
+//   usually count, so tests compare 2 * fwd_macs or fwd_macs with them. `fwd_flops` adds the
+//   elementwise work (bias, normalization, activations, pooling, softmax).
+// - Backward of a conv/linear/matmul costs one forward for the input gradient plus one for the
+//   weight gradient; the input gradient is skipped where the input needs no gradient (the data).
+// - `saved_elements` are activation elements kept for backward, counted once per distinct tensor
+//   (a ReLU output that the next conv also needs is stored once, as PyTorch does). Dropout masks
+//   are one byte per element whatever the compute dtype, so they live in `saved_mask_bytes`.
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace trainsim::models {
+
+enum class OpClass {
+  conv,
+  depthwise_conv,
+  grouped_conv,
+  matmul,
+  attention,
+  normalization,
+  elementwise,
+  pooling,
+  embedding,
+  recurrent,
+  loss
+};
+
+const char* op_class_name(OpClass op);
+
+struct Layer {
+  std::string name;
+  OpClass op = OpClass::elementwise;
+  double fwd_flops = 0;         // per sample, multiply-add = 2 FLOPs, elementwise work included
+  double fwd_macs = 0;          // per sample, multiply-adds of convs, linears and attention matmuls
+  double bwd_input_flops = 0;   // per sample, gradient w.r.t. the layer input
+  double bwd_weight_flops = 0;  // per sample, gradient w.r.t. the weights
+  std::int64_t params = 0;
+  double input_elements = 0;   // per sample, activation elements entering the layer
+  double output_elements = 0;  // per sample, activation elements handed to the next entry (skip
+                               // connections that jump ahead, as torchgpipe's stash/pop, excluded)
+  double saved_elements = 0;   // per sample, activation elements kept for backward
+  double saved_mask_bytes = 0; // per sample, dropout masks kept for backward (1 byte per element)
+  std::vector<std::int64_t> output_shape;  // per sample, e.g. {C, H, W} or {seq, hidden}
+
+  double bwd_flops() const { return bwd_input_flops + bwd_weight_flops; }
+  // Bytes kept for backward when activations are `bytes_per_element` wide.
+  double saved_bytes(double bytes_per_element) const {
+    return saved_elements * bytes_per_element + saved_mask_bytes;
+  }
+};
+
+struct ZooModel {
+  std::string name;
+  std::string description;
+  std::map<std::string, double> hyperparameters;  // resolved values actually used
+  std::vector<std::int64_t> input_shape;          // per sample, e.g. {3, 224, 224} or {seq}
+  std::string input_dtype;                        // "uint8", "int32", "fp32"
+  std::vector<Layer> layers;
+
+  double input_bytes_per_sample() const;
+  std::int64_t params() const;
+  double fwd_flops() const;
+  double fwd_macs() const;
+  double bwd_flops() const;
+  double train_flops() const { return fwd_flops() + bwd_flops(); }
+  double saved_elements() const;
+  double saved_bytes(double bytes_per_element) const;
+};
+
+// Bytes per element of an input dtype name ("uint8", "int32", "fp32", ...); throws
+// std::invalid_argument for an unknown name.
+double dtype_bytes(const std::string& dtype);
+
+}  // namespace trainsim::models
