@@ -111,7 +111,9 @@ class ReplicaSim {
 
   // Host side: make one fresh batch upstream, then hand out `echo_factor` copies of it.
   void produce() {
-    if (producing_ || ready_batches_ + copying_ >= s_.input.prefetch_batches) return;
+    // The prefetch buffer sits upstream of the echo stage: it holds prefetch_batches fresh
+    // batches, each worth echo_factor batches downstream.
+    if (producing_ || ready_batches_ + copying_ >= s_.input.prefetch_batches * s_.input.echo_factor) return;
     producing_ = true;
     host_.submit(dur(upstream_s_), [this] {
       producing_ = false;
@@ -315,7 +317,15 @@ StepReport simulate_training(const Scenario& s) {
   if (s.pipeline_stages > 1) {
     throw std::runtime_error("pipeline parallelism (parallelism.pipeline > 1) is not implemented yet");
   }
-  ReplicaSim sim(s);
+  // With echoing, batches arrive in groups of echo_factor: measure whole groups so the average
+  // is the steady-state rate, not a phase of the group.
+  Scenario measured = s;
+  if (s.input.enabled && s.input.echo_factor > 1) {
+    const int e = s.input.echo_factor;
+    const int n = s.steps - s.warmup_steps;
+    measured.steps = s.warmup_steps + (n + e - 1) / e * e;
+  }
+  ReplicaSim sim(measured);
   StepReport r = sim.run();
   r.scenario = s.name;
   r.model = s.model.name;
