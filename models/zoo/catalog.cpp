@@ -137,8 +137,7 @@ ZooModel build_zoo_model(const std::string& name, const std::map<std::string, do
   }
   if (entry == nullptr) {
     const auto names = names_of(entries(), [](const Entry& e) { return std::string(e.name); });
-    throw InputError(where.empty() ? "model '" + name + "'" : where,
-                     "unknown model '" + name + "'" + did_you_mean(name, names) + "; known models: " + join(names));
+    throw InputError("model '" + name + "'", "unknown model '" + name + "'" + did_you_mean(name, names) + "; known models: " + join(names));
   }
   const std::string model_where = "model '" + name + "'";
   std::map<std::string, double> values = entry->defaults;
@@ -161,8 +160,7 @@ ZooModel build_zoo_model(const std::string& name, const std::map<std::string, do
   } catch (const ShapeError& e) {
     std::string settings;
     for (const auto& [key, value] : overrides) settings += " " + key + "=" + format_value(value);
-    throw InputError(where.empty() ? model_where : where,
-                     model_where + " cannot be built with" + (settings.empty() ? " its defaults" : settings) + ": " +
+    throw InputError(model_where, std::string("cannot be built with") + (settings.empty() ? " its defaults" : settings) + ": " +
                          e.what());
   }
   model.name = entry->name;

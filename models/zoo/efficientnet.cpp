@@ -6,7 +6,8 @@
 //
 // group_dim > 1 replaces each depthwise conv by a grouped conv with group_dim channels per group
 // (G16-EfficientNet of Masters et al. 2021 uses 16 and lowers expand_ratio from 6 to 4, the
-// setting of Graphcore's efficientnet-g16 configs). group_dim = 1 is the depthwise original.
+// setting of Graphcore's efficientnet-g16 configs). group_dim = 1 is the depthwise original. See
+// group_count for channel counts that group_dim does not divide.
 #include <cmath>
 #include <string>
 
@@ -43,6 +44,19 @@ std::int64_t make_divisible(double v) {
   std::int64_t rounded = std::max<std::int64_t>(8, static_cast<std::int64_t>(v + 4) / 8 * 8);
   if (static_cast<double>(rounded) < 0.9 * v) rounded += 8;
   return rounded;
+}
+
+// Groups of `group_dim` channels; where that does not divide the channel count (B4's 24-channel
+// first stage with group_dim 16) the divisor of the channel count nearest to channels/group_dim,
+// preferring more, smaller groups (24 channels -> 2 groups of 12).
+std::int64_t group_count(std::int64_t channels, std::int64_t group_dim) {
+  const double target = static_cast<double>(channels) / static_cast<double>(group_dim);
+  std::int64_t best = 1;
+  for (std::int64_t g = 1; g <= channels; ++g) {
+    if (channels % g != 0) continue;
+    if (std::abs(static_cast<double>(g) - target) <= std::abs(static_cast<double>(best) - target)) best = g;
+  }
+  return best;
 }
 
 Tensor silu(NetBuilder& nb, const Tensor& t) { return nb.activation(t, Activation::silu); }
@@ -87,12 +101,8 @@ ZooModel make_efficientnet(const Hyperparameters& hp, int variant) {
                   [&](const Tensor& t) { return silu(nb, nb.batch_norm(nb.conv2d(t, conv_spec(expanded, 1)))); });
       }
       const bool depthwise = group_dim == 1;
-      if (!depthwise && expanded % group_dim != 0) {
-        throw ShapeError("group_dim=" + std::to_string(group_dim) + " does not divide the " +
-                         std::to_string(expanded) + " channels of block " + p);
-      }
       Conv2d dw = conv_spec(expanded, st.kernel, stride);
-      dw.groups = depthwise ? expanded : expanded / group_dim;
+      dw.groups = depthwise ? expanded : group_count(expanded, group_dim);
       sub_entry("dwconv", depthwise ? OpClass::depthwise_conv : OpClass::grouped_conv,
                 [&](const Tensor& t) { return silu(nb, nb.batch_norm(nb.conv2d(t, dw))); });
       const std::int64_t squeeze = std::max<std::int64_t>(1, in_c / 4);

@@ -1,0 +1,136 @@
+// Structure and conventions of the zoo: layer granularity that pipeline balance lists rely on,
+// backward-cost conventions, input description, and errors for bad hyper-parameters.
+#include <catch2/catch.hpp>
+#include <numeric>
+#include <set>
+#include <string>
+
+#include "models/zoo/levenshtein.hpp"
+#include "models/zoo/zoo.hpp"
+#include "sim/core/input_error.hpp"
+
+using trainsim::InputError;
+using trainsim::models::build_zoo_model;
+using trainsim::models::OpClass;
+using trainsim::models::zoo_catalog;
+using trainsim::models::ZooModel;
+
+namespace {
+ZooModel build(const std::string& name, const std::map<std::string, double>& overrides = {}) {
+  return build_zoo_model(name, overrides, "--set");
+}
+}  // namespace
+
+TEST_CASE("every catalog model builds with consistent totals") {
+  const auto catalog = zoo_catalog();
+  CHECK(catalog.size() == 24);
+  for (const auto& info : catalog) {
+    INFO(info.name);
+    const ZooModel m = build(info.name);
+    CHECK(m.name == info.name);
+    CHECK(m.hyperparameters == info.defaults);
+    REQUIRE(!m.layers.empty());
+    CHECK(m.params() > 0);
+    CHECK(m.fwd_flops() >= 2 * m.fwd_macs());
+    CHECK(m.bwd_flops() > m.fwd_flops());
+    CHECK(m.saved_elements() > 0);
+    CHECK(m.input_bytes_per_sample() > 0);
+    std::set<std::string> names;
+    for (const auto& l : m.layers) {
+      CHECK(names.insert(l.name).second);
+      CHECK(l.output_elements > 0);
+      CHECK(!l.output_shape.empty());
+    }
+  }
+}
+
+TEST_CASE("layer counts match torchgpipe's nn.Sequential, which its balance lists sum to") {
+  // tests/reference_data/torchgpipe_speed_benchmarks.csv: AmoebaNet-D (18, 256) balance [7, 17],
+  // ResNet-101 [370], U-Net (5, 64) [241]; torchgpipe_memory_benchmarks.csv: U-Net (11, 128)
+  // [505], (24, 128) [526, 551], (48, 160) sums to 2133; AmoebaNet-D (18, *) [24].
+  CHECK(build("amoebanet_d").layers.size() == 24);
+  CHECK(build("resnet101").layers.size() == 370);
+  CHECK(build("unet").layers.size() == 241);
+  CHECK(build("unet", {{"B", 11}, {"C", 128}}).layers.size() == 505);
+  CHECK(build("unet", {{"B", 24}, {"C", 128}}).layers.size() == 526 + 551);
+  CHECK(build("unet", {{"B", 48}, {"C", 160}}).layers.size() == 800 + 140 + 62 + 36 + 36 + 36 + 36 + 987);
+}
+
+TEST_CASE("backward convention: input and weight gradients each cost one forward of a conv") {
+  const ZooModel m = build("resnet50");
+  const auto& first = m.layers.front();
+  CHECK(first.op == OpClass::conv);
+  CHECK(first.bwd_input_flops == 0);  // the data needs no gradient
+  CHECK(first.bwd_weight_flops == Approx(2 * first.fwd_macs));
+  for (const auto& l : m.layers) {
+    if (l.name == "layer1.0.conv2") {
+      CHECK(l.bwd_input_flops == Approx(2 * l.fwd_macs));
+      CHECK(l.bwd_weight_flops == Approx(2 * l.fwd_macs));
+      CHECK(l.saved_elements == 0);  // its input is relu1's output, already kept by relu1
+    }
+  }
+  CHECK(m.train_flops() == Approx(3 * m.fwd_flops()).epsilon(0.05));
+}
+
+TEST_CASE("op classes are meaningful") {
+  const ZooModel b0 = build("efficientnet_b0");
+  const ZooModel g16 = build("efficientnet_b4_g16");
+  auto count = [](const ZooModel& m, OpClass op) {
+    return std::count_if(m.layers.begin(), m.layers.end(), [&](const auto& l) { return l.op == op; });
+  };
+  CHECK(count(b0, OpClass::depthwise_conv) == 16);  // one per MBConv block
+  CHECK(count(b0, OpClass::grouped_conv) == 0);
+  CHECK(count(g16, OpClass::grouped_conv) == count(build("efficientnet_b4"), OpClass::depthwise_conv));
+  CHECK(count(build("gpt2"), OpClass::attention) == 12);
+  CHECK(count(build("lstm_ptb"), OpClass::recurrent) == 2);
+  CHECK(count(build("bert_base"), OpClass::embedding) == 1);
+}
+
+TEST_CASE("G16 grouped convs hold 16 channels per group") {
+  const ZooModel m = build("efficientnet_b4_g16");
+  bool found = false;
+  for (const auto& l : m.layers) {
+    if (l.name == "features.2.1.dwconv") {
+      // B4's second stage: 32 channels expanded 4x to 128, 3x3 kernel, 16 input channels per
+      // group: 128 * 16 * 9 weights plus BN's gamma and beta.
+      CHECK(l.params == 128 * 16 * 9 + 2 * 128);
+      found = true;
+    }
+  }
+  CHECK(found);
+}
+
+TEST_CASE("input resolution and sequence length scale the work") {
+  CHECK(build("resnet50", {{"resolution", 448}}).fwd_macs() ==
+        Approx(4 * build("resnet50").fwd_macs()).epsilon(0.01));
+  const ZooModel bert = build("bert_base", {{"seq_len", 512}});
+  CHECK(bert.input_shape == std::vector<std::int64_t>{512});
+  CHECK(bert.input_dtype == "int32");
+  CHECK(bert.input_bytes_per_sample() == 2048);
+  const ZooModel img = build("resnet50");
+  CHECK(img.input_dtype == "uint8");
+  CHECK(img.input_bytes_per_sample() == 3 * 224 * 224);
+  CHECK(build("mnist_mlp").input_dtype == "fp32");
+}
+
+TEST_CASE("bad models and hyper-parameters are input errors that name the culprit") {
+  CHECK_THROWS_WITH(build("resnet5"), Catch::Contains("unknown model 'resnet5'") &&
+                                          Catch::Contains("did you mean 'resnet50'"));
+  CHECK_THROWS_WITH(build("resnet50", {{"resolutoin", 224}}),
+                    Catch::Contains("--set resolutoin") && Catch::Contains("did you mean 'resolution'"));
+  CHECK_THROWS_WITH(build("resnet50", {{"resolution", 0}}), Catch::Contains("resolution=0"));
+  CHECK_THROWS_WITH(build("resnet50", {{"resolution", 2.5}}), Catch::Contains("positive integer"));
+  CHECK_THROWS_WITH(build("vgg16", {{"resolution", 8}}), Catch::Contains("resolution=8"));
+  CHECK_THROWS_WITH(build("gpt2", {{"heads", 5}}), Catch::Contains("heads=5"));
+  CHECK_THROWS_WITH(build("resnet20", {{"depth", 21}}), Catch::Contains("depth=21"));
+  CHECK_THROWS_AS(build("amoebanet_d", {{"N", 10}}), InputError);
+}
+
+TEST_CASE("levenshtein suggestions") {
+  using trainsim::models::levenshtein;
+  using trainsim::models::nearest_name;
+  CHECK(levenshtein("kitten", "sitting") == 3);
+  CHECK(levenshtein("", "abc") == 3);
+  CHECK(nearest_name("gpt2-xl", {"gpt2", "gpt2_xl", "bert_base"}) == "gpt2_xl");
+  CHECK(nearest_name("zzzzzzzz", {"gpt2", "vgg16"}).empty());
+}
