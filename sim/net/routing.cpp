@@ -54,16 +54,16 @@ Route Router::compute(VertexId src, VertexId dst) {
     if (u == dst) break;
     const VertexProps& up = g[u];
     if (u != src && !up.transit) continue;
-    int pred_inside = -1;  // gateway rule: which side of the node the route came from
+    bool from_inside = false;  // gateway rule: entered from its own node, so it must leave it
     if (u != src && up.gateway) {
       const LinkProps& pl = topology_.link(static_cast<LinkId>(pred_link_[u]));
-      pred_inside = g[other_end(pl, u)].node == up.node ? 1 : 0;
+      from_inside = g[other_end(pl, u)].node == up.node;
     }
     for (auto [e, end] = boost::out_edges(u, g); e != end; ++e) {
       const LinkProps& l = g[*e];
       const VertexId w = other_end(l, u);
       if (settled_epoch_[w] == epoch_) continue;
-      if (pred_inside >= 0 && (g[w].node == up.node ? 1 : 0) == pred_inside) continue;
+      if (from_inside && g[w].node == up.node) continue;
       const std::uint32_t nh = h + 1;
       const std::int64_t nl = lat + Time::from_seconds(l.latency_s).picoseconds();
       if (visit_epoch_[w] != epoch_ || std::tie(nh, nl) < std::tie(hops_[w], latency_ps_[w])) {

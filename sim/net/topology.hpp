@@ -24,8 +24,9 @@ struct VertexProps {
   // Routes may start or end here but pass through only when transit is set (a host without
   // peer-to-peer support forwards accelerator traffic; one with it does not).
   bool transit = true;
-  // A NIC is the door of its node: a route through it must cross between the node's inside and
-  // the outside, never use it as a shortcut between two of its own node's vertices.
+  // A NIC is the door of its node: a route entering it from its own node must leave the node, so
+  // it is never a shortcut between two of its node's vertices (fabric transit, as in a direct
+  // torus of NICs, stays allowed).
   bool gateway = false;
 };
 
