@@ -29,13 +29,7 @@ EventId Engine::schedule(Time t, Callback&& cb) {
   Slot& s = slot(i);
   s.callback = std::move(cb);
   s.seq = seq;
-  const QueueKey key{t.picoseconds(), (seq << QueueKey::kSlotBits) | i};
-  if (top_running_) {
-    queue_.replace_top(key);
-    top_running_ = false;
-  } else {
-    queue_.push(key);
-  }
+  queue_.push(QueueKey{t.picoseconds(), (seq << QueueKey::kSlotBits) | i});
   ++live_;
   ++stats_.events_scheduled;
   return EventId{i, seq};
@@ -56,7 +50,7 @@ bool Engine::cancel(EventId id) {
 }
 
 void Engine::compact_if_mostly_stale() {
-  if (top_running_ || stale_ < 1024 || stale_ * 2 < queue_.size()) return;
+  if (stale_ < 1024 || stale_ * 2 < queue_.size()) return;
   queue_.remove_if([this](const QueueKey& k) { return slot(k.slot()).seq != k.seq(); });
   stale_ = 0;
 }
@@ -73,20 +67,19 @@ void Engine::run_until(Time limit) {
       continue;
     }
     if (key.time_ps > limit.picoseconds()) break;
+    // Popped before the callback runs: the callback's own schedules then see a queue without
+    // it, and the running event can no longer be cancelled or compacted away.
+    queue_.pop();
+    // Slots are scattered over the pool: start loading one a few events ahead so it is in
+    // cache by the time it runs.
+    if (const QueueKey* next = queue_.ahead(kPrefetchDistance)) __builtin_prefetch(&slot(next->slot()));
     now_ = Time::ps(key.time_ps);
-    s.seq = 0;  // the running event can no longer be cancelled
+    s.seq = 0;
     --live_;
-    top_running_ = true;
     s.callback();
     s.callback.reset();
-    if (top_running_) {
-      queue_.pop();
-      top_running_ = false;
-    }
     free_slots_.push_back(key.slot());
     ++stats_.events_executed;
-    // The next event's slot is a likely cache miss: start loading it now.
-    if (!queue_.empty()) __builtin_prefetch(&slot(queue_.top().slot()));
   }
   if (!stopped_ && limit != Time::max() && now_ < limit) now_ = limit;
   stats_.wall_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();

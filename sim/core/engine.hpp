@@ -76,6 +76,7 @@ class Engine {
   };
   static constexpr std::uint32_t kChunkBits = 12;
   static constexpr std::uint32_t kChunkSize = 1u << kChunkBits;
+  static constexpr std::size_t kPrefetchDistance = 6;
 
   Slot& slot(std::uint32_t i) { return chunks_[i >> kChunkBits][i & (kChunkSize - 1)]; }
   std::uint32_t acquire_slot();
@@ -90,7 +91,6 @@ class Engine {
   std::uint64_t next_seq_ = 1;
   std::size_t live_ = 0;   // pending, not cancelled
   std::size_t stale_ = 0;  // cancelled keys still in the queue
-  bool top_running_ = false;  // the queue's top key belongs to the executing event
   bool stopped_ = false;
   EngineStats stats_;
 };
