@@ -207,8 +207,9 @@ class EventQueue {
     g.start = start;
     g.shift = shift;
     g.bucket_count = static_cast<std::size_t>(span >> shift) + 1;
-    // (count << shift) - 1 wraps to the right value even when count << shift is exactly 2^64.
-    g.last_offset = (static_cast<std::uint64_t>(g.bucket_count) << shift) - 1;
+    // Exactly the range given, not rounded up to whole buckets: a spilled bottom's rung must
+    // not reach into its parent's range.
+    g.last_offset = span;
     g.current = 0;
     if (g.buckets.size() < g.bucket_count) g.buckets.resize(g.bucket_count);
     return g;
@@ -225,22 +226,26 @@ class EventQueue {
         continue;
       }
       std::vector<QueueKey>& b = g.buckets[g.current];
-      const std::int64_t bucket_start = static_cast<std::int64_t>(
-          static_cast<std::uint64_t>(g.start) + (static_cast<std::uint64_t>(g.current) << g.shift));
-      const std::int64_t bucket_last = static_cast<std::int64_t>(
-          static_cast<std::uint64_t>(bucket_start) + ((std::uint64_t{1} << g.shift) - 1));
+      // The last bucket may be cut short by the rung's end (ranges never overlap).
+      const std::uint64_t first_off = static_cast<std::uint64_t>(g.current) << g.shift;
+      const std::uint64_t last_off = std::min(first_off + ((std::uint64_t{1} << g.shift) - 1), g.last_offset);
+      const std::int64_t bucket_start =
+          static_cast<std::int64_t>(static_cast<std::uint64_t>(g.start) + first_off);
+      const std::int64_t bucket_last = static_cast<std::int64_t>(static_cast<std::uint64_t>(g.start) + last_off);
       ++g.current;
       if (b.size() > kSplit && g.shift > 0 && rung_count_ < kMaxRungs) {
         // Too full to sort cheaply: a finer rung over exactly this bucket's range.
         const std::size_t want = std::bit_ceil(std::clamp<std::size_t>(b.size() / kTarget, 2, 4096));
         const int bits = std::min(g.shift, std::countr_zero(want));
-        Rung& child = open_rung_with_shift(bucket_start, (std::uint64_t{1} << g.shift) - 1, g.shift - bits);
+        Rung& child = open_rung_with_shift(bucket_start, last_off - first_off, g.shift - bits);
         for (const QueueKey& k : b) {
           child.buckets[(static_cast<std::uint64_t>(k.time_ps) - static_cast<std::uint64_t>(bucket_start)) >>
                         child.shift]
               .push_back(k);
         }
         b.clear();
+        // Skipped empty buckets before this one are nobody's range now: the bottom takes them.
+        bottom_last_ = bucket_start - 1;
         continue;
       }
       bottom_.swap(b);  // O(1): the bucket's buffer becomes the bottom, the old one is reused
