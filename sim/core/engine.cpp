@@ -18,6 +18,7 @@ std::uint32_t Engine::acquire_slot() {
   }
   if ((slots_used_ & (kChunkSize - 1)) == 0) {
     chunks_.push_back(std::make_unique<Slot[]>(kChunkSize));
+    slot_seq_.resize(slot_seq_.size() + kChunkSize, 0);
   }
   return slots_used_++;
 }
@@ -28,7 +29,7 @@ EventId Engine::schedule(Time t, Callback&& cb) {
   const std::uint64_t seq = next_seq_++;
   Slot& s = slot(i);
   s.callback = std::move(cb);
-  s.seq = seq;
+  slot_seq_[i] = seq;
   queue_.push(QueueKey{t.picoseconds(), (seq << QueueKey::kSlotBits) | i});
   ++live_;
   ++stats_.events_scheduled;
@@ -37,10 +38,9 @@ EventId Engine::schedule(Time t, Callback&& cb) {
 
 bool Engine::cancel(EventId id) {
   if (!id || id.slot >= slots_used_) return false;
-  Slot& s = slot(id.slot);
-  if (s.seq != id.seq) return false;
-  s.callback.reset();
-  s.seq = 0;
+  if (slot_seq_[id.slot] != id.seq) return false;
+  slot(id.slot).callback.reset();
+  slot_seq_[id.slot] = 0;
   free_slots_.push_back(id.slot);
   --live_;
   ++stale_;
@@ -51,7 +51,7 @@ bool Engine::cancel(EventId id) {
 
 void Engine::compact_if_mostly_stale() {
   if (stale_ < 1024 || stale_ * 2 < queue_.size()) return;
-  queue_.remove_if([this](const QueueKey& k) { return slot(k.slot()).seq != k.seq(); });
+  queue_.remove_if([this](const QueueKey& k) { return slot_seq_[k.slot()] != k.seq(); });
   stale_ = 0;
 }
 
@@ -60,8 +60,8 @@ void Engine::run_until(Time limit) {
   const auto wall_start = std::chrono::steady_clock::now();
   while (!stopped_ && !queue_.empty()) {
     const QueueKey key = queue_.top();
-    Slot& s = slot(key.slot());
-    if (s.seq != key.seq()) {  // cancelled
+    // Only keys of cancelled events are stale; with none outstanding the check is skipped.
+    if (stale_ != 0 && slot_seq_[key.slot()] != key.seq()) {
       queue_.pop();
       --stale_;
       continue;
@@ -73,8 +73,9 @@ void Engine::run_until(Time limit) {
     // Slots are scattered over the pool: start loading one a few events ahead so it is in
     // cache by the time it runs.
     if (const QueueKey* next = queue_.ahead(kPrefetchDistance)) __builtin_prefetch(&slot(next->slot()));
+    Slot& s = slot(key.slot());
     now_ = Time::ps(key.time_ps);
-    s.seq = 0;
+    slot_seq_[key.slot()] = 0;
     --live_;
     s.callback();
     s.callback.reset();
