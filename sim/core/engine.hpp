@@ -78,7 +78,7 @@ class Engine {
   static_assert(sizeof(Slot) == 64);
   static constexpr std::uint32_t kChunkBits = 12;
   static constexpr std::uint32_t kChunkSize = 1u << kChunkBits;
-  static constexpr std::size_t kPrefetchDistance = 12;
+  static constexpr std::size_t kPrefetchDistance = 8;
 
   Slot& slot(std::uint32_t i) { return chunks_[i >> kChunkBits][i & (kChunkSize - 1)]; }
   std::uint32_t acquire_slot();
