@@ -90,8 +90,10 @@ class EventQueue {
     d -= bottom_.size();
     const Rung& g = rungs_[rung_count_ - 1];
     if (g.current == g.bucket_count) return nullptr;
-    const std::vector<QueueKey>& next = g.buckets[g.current];
-    return d < next.size() ? &next[d] : nullptr;
+    // Only the next bucket's first block: enough for a prefetch distance of a few events.
+    const Bucket& next = g.buckets[g.current];
+    if (next.head == kNoBlock || d >= blocks_[next.head].used) return nullptr;
+    return &blocks_[next.head].keys[d];
   }
 
   void push(QueueKey key) {
@@ -110,7 +112,7 @@ class EventQueue {
       Rung& g = rungs_[r];
       const std::uint64_t off = static_cast<std::uint64_t>(t) - static_cast<std::uint64_t>(g.start);
       if (off <= g.last_offset) {
-        g.buckets[off >> g.shift].push_back(key);
+        append(g.buckets[off >> g.shift], key);
         return;
       }
     }
@@ -130,7 +132,13 @@ class EventQueue {
     erase_dead(bottom_, 0);
     for (std::size_t r = 0; r < rung_count_; ++r) {
       Rung& g = rungs_[r];
-      for (std::size_t b = g.current; b < g.bucket_count; ++b) erase_dead(g.buckets[b], 0);
+      for (std::size_t b = g.current; b < g.bucket_count; ++b) {
+        // Rare (cancel compaction): drain through a scratch vector and append the survivors.
+        scratch_.clear();
+        drain(g.buckets[b], [this](const QueueKey& k) { scratch_.push_back(k); });
+        erase_dead(scratch_, 0);
+        for (const QueueKey& k : scratch_) append(g.buckets[b], k);
+      }
     }
     erase_dead(top_, 0);
   }
@@ -140,7 +148,7 @@ class EventQueue {
     fifo_head_ = 0;
     bottom_.clear();
     for (std::size_t r = 0; r < rung_count_; ++r) {
-      for (auto& b : rungs_[r].buckets) b.clear();
+      for (Bucket& b : rungs_[r].buckets) drain(b, [](const QueueKey&) {});
     }
     rung_count_ = 0;
     top_.clear();
@@ -148,14 +156,31 @@ class EventQueue {
   }
 
  private:
-  // Keys per bucket aimed for when a rung is laid out; a reached bucket above kSplit keys is
-  // split into a finer rung rather than sorted (sorting cost grows with size, splitting is
-  // linear). Small buckets keep the bottom's sort and sorted inserts in L1.
-  static constexpr std::size_t kTarget = 16;
-  static constexpr std::size_t kSplit = 64;
+  // Keys per bucket aimed for when rung 0 is laid out from the spread of the top. A reached
+  // bucket of up to kSplit keys is counting-sorted into the bottom (linear, in cache); a
+  // fuller one becomes a finer rung first.
+  static constexpr std::size_t kTarget = 32;
+  static constexpr std::size_t kSplit = 512;
   static constexpr std::size_t kMaxBuckets = std::size_t{1} << 20;
   static constexpr std::size_t kMaxRungs = 16;
-  static constexpr std::size_t kBottomSpill = 256;
+  static constexpr std::size_t kBottomSpill = 2 * kSplit;
+
+  // Buckets are singly linked lists of fixed blocks from one pool with a LIFO free list:
+  // memory stays O(keys) however many buckets exist, and a block freed by the bucket just
+  // consumed is the next one filled, so appends mostly write to cache-hot lines.
+  static constexpr std::uint32_t kNoBlock = std::numeric_limits<std::uint32_t>::max();
+  static constexpr std::uint32_t kBlockKeys = 7;
+  struct alignas(64) Block {
+    QueueKey keys[kBlockKeys];
+    std::uint32_t next;
+    std::uint32_t used;
+  };
+  static_assert(sizeof(Block) == 128);
+  struct Bucket {
+    std::uint32_t head = kNoBlock;
+    std::uint32_t tail = kNoBlock;
+    std::uint32_t size = 0;
+  };
 
   struct Rung {
     std::int64_t start = 0;
@@ -163,8 +188,46 @@ class EventQueue {
     int shift = 0;                  // bucket width is 2^shift picoseconds
     std::size_t bucket_count = 0;
     std::size_t current = 0;  // buckets before this one are consumed
-    std::vector<std::vector<QueueKey>> buckets;
+    std::vector<Bucket> buckets;
   };
+
+  std::uint32_t new_block() {
+    std::uint32_t b = free_block_;
+    if (b != kNoBlock) {
+      free_block_ = blocks_[b].next;
+    } else {
+      b = static_cast<std::uint32_t>(blocks_.size());
+      blocks_.emplace_back();
+    }
+    blocks_[b].next = kNoBlock;
+    blocks_[b].used = 0;
+    return b;
+  }
+
+  void append(Bucket& k, QueueKey key) {
+    if (k.tail == kNoBlock || blocks_[k.tail].used == kBlockKeys) {
+      const std::uint32_t b = new_block();
+      (k.tail == kNoBlock ? k.head : blocks_[k.tail].next) = b;
+      k.tail = b;
+    }
+    Block& blk = blocks_[k.tail];
+    blk.keys[blk.used++] = key;
+    ++k.size;
+  }
+
+  // Visits a bucket's keys in insertion order (by value: `f` may append elsewhere and grow
+  // the pool), freeing each block once read.
+  template <typename F>
+  void drain(Bucket& k, F f) {
+    for (std::uint32_t b = k.head; b != kNoBlock;) {
+      for (std::uint32_t i = 0; i < blocks_[b].used; ++i) f(QueueKey(blocks_[b].keys[i]));
+      const std::uint32_t next = blocks_[b].next;
+      blocks_[b].next = free_block_;
+      free_block_ = b;
+      b = next;
+    }
+    k = Bucket{};
+  }
 
   static bool later(const QueueKey& a, const QueueKey& b) { return b < a; }
 
@@ -186,8 +249,8 @@ class EventQueue {
     const auto later_part_end = std::partition_point(
         bottom_.begin(), bottom_.end(), [this](const QueueKey& k) { return k.time_ps > current_; });
     for (auto it = bottom_.begin(); it != later_part_end; ++it) {
-      g.buckets[(static_cast<std::uint64_t>(it->time_ps) - static_cast<std::uint64_t>(start)) >> g.shift]
-          .push_back(*it);
+      append(g.buckets[(static_cast<std::uint64_t>(it->time_ps) - static_cast<std::uint64_t>(start)) >> g.shift],
+             *it);
     }
     bottom_.erase(bottom_.begin(), later_part_end);
     bottom_last_ = current_;
@@ -211,7 +274,7 @@ class EventQueue {
     // not reach into its parent's range.
     g.last_offset = span;
     g.current = 0;
-    if (g.buckets.size() < g.bucket_count) g.buckets.resize(g.bucket_count);
+    if (g.buckets.size() < g.bucket_count) g.buckets.resize(g.bucket_count);  // empty beyond `current`
     return g;
   }
 
@@ -220,12 +283,12 @@ class EventQueue {
     for (;;) {
       if (rung_count_ == 0) rebuild_from_top();
       Rung& g = rungs_[rung_count_ - 1];
-      while (g.current < g.bucket_count && g.buckets[g.current].empty()) ++g.current;
+      while (g.current < g.bucket_count && g.buckets[g.current].size == 0) ++g.current;
       if (g.current == g.bucket_count) {
         --rung_count_;
         continue;
       }
-      std::vector<QueueKey>& b = g.buckets[g.current];
+      Bucket& b = g.buckets[g.current];
       // The last bucket may be cut short by the rung's end (ranges never overlap).
       const std::uint64_t first_off = static_cast<std::uint64_t>(g.current) << g.shift;
       const std::uint64_t last_off = std::min(first_off + ((std::uint64_t{1} << g.shift) - 1), g.last_offset);
@@ -233,25 +296,61 @@ class EventQueue {
           static_cast<std::int64_t>(static_cast<std::uint64_t>(g.start) + first_off);
       const std::int64_t bucket_last = static_cast<std::int64_t>(static_cast<std::uint64_t>(g.start) + last_off);
       ++g.current;
-      if (b.size() > kSplit && g.shift > 0 && rung_count_ < kMaxRungs) {
+      if (b.size > kSplit && g.shift > 0 && rung_count_ < kMaxRungs) {
         // Too full to sort cheaply: a finer rung over exactly this bucket's range.
-        const std::size_t want = std::bit_ceil(std::clamp<std::size_t>(b.size() / kTarget, 2, 4096));
+        const std::size_t want = std::bit_ceil(std::clamp<std::size_t>(b.size / kTarget, 2, 4096));
         const int bits = std::min(g.shift, std::countr_zero(want));
         Rung& child = open_rung_with_shift(bucket_start, last_off - first_off, g.shift - bits);
-        for (const QueueKey& k : b) {
-          child.buckets[(static_cast<std::uint64_t>(k.time_ps) - static_cast<std::uint64_t>(bucket_start)) >>
-                        child.shift]
-              .push_back(k);
-        }
-        b.clear();
+        drain(b, [this, &child, bucket_start](const QueueKey& k) {
+          append(child.buckets[(static_cast<std::uint64_t>(k.time_ps) - static_cast<std::uint64_t>(bucket_start)) >>
+                               child.shift],
+                 k);
+        });
         // Skipped empty buckets before this one are nobody's range now: the bottom takes them.
         bottom_last_ = bucket_start - 1;
         continue;
       }
-      bottom_.swap(b);  // O(1): the bucket's buffer becomes the bottom, the old one is reused
-      std::sort(bottom_.begin(), bottom_.end(), later);
+      sort_into_bottom(b, bucket_start, g.shift);
       bottom_last_ = bucket_last;
       return;
+    }
+  }
+
+  // Counting sort on the high bits of the time offset (about one key per sub-bucket), then an
+  // insertion pass that only fixes order inside sub-buckets: linear for spread-out keys, and
+  // linear for equal times too, as a bucket holds its keys in insertion (= sequence) order.
+  void sort_into_bottom(Bucket& b, std::int64_t start, int shift) {
+    const std::size_t n = b.size;
+    bottom_.resize(n);
+    const int bits = std::min(shift, static_cast<int>(std::bit_width(n)));
+    const int sub = shift - bits;
+    counts_.assign((std::size_t{1} << bits) + 1, 0);
+    const auto index = [start, sub](const QueueKey& k) {
+      return static_cast<std::size_t>((static_cast<std::uint64_t>(k.time_ps) - static_cast<std::uint64_t>(start)) >> sub);
+    };
+    for (std::uint32_t blk = b.head; blk != kNoBlock; blk = blocks_[blk].next) {
+      for (std::uint32_t i = 0; i < blocks_[blk].used; ++i) ++counts_[index(blocks_[blk].keys[i])];
+    }
+    // Descending: sub-bucket j ends where the keys of all later sub-buckets end.
+    std::uint32_t end = 0;
+    for (std::size_t j = counts_.size() - 1; j-- > 0;) {
+      end += counts_[j];
+      counts_[j] = end;
+    }
+    // Filling each sub-bucket from its end puts equal times in descending sequence order.
+    drain(b, [this, &index](const QueueKey& k) { bottom_[--counts_[index(k)]] = k; });
+    if (n > kBottomSpill) {
+      std::sort(bottom_.begin(), bottom_.end(), later);  // an unsplittable crowd: bound the cost
+      return;
+    }
+    for (std::size_t i = 1; i < n; ++i) {
+      if (!(bottom_[i - 1] < bottom_[i])) continue;
+      const QueueKey k = bottom_[i];
+      std::size_t j = i;
+      do {
+        bottom_[j] = bottom_[j - 1];
+      } while (--j > 0 && bottom_[j - 1] < k);
+      bottom_[j] = k;
     }
   }
 
@@ -268,7 +367,7 @@ class EventQueue {
     const std::uint64_t span = static_cast<std::uint64_t>(hi) - static_cast<std::uint64_t>(lo);
     Rung& g = open_rung(lo, span, top_.size());
     for (const QueueKey& k : top_) {
-      g.buckets[(static_cast<std::uint64_t>(k.time_ps) - static_cast<std::uint64_t>(lo)) >> g.shift].push_back(k);
+      append(g.buckets[(static_cast<std::uint64_t>(k.time_ps) - static_cast<std::uint64_t>(lo)) >> g.shift], k);
     }
     top_.clear();
     bottom_last_ = lo - 1;  // lo > bottom_last_ already: the gap before lo belongs to the bottom
@@ -282,6 +381,10 @@ class EventQueue {
   std::vector<Rung> rungs_;
   std::size_t rung_count_ = 0;
   std::vector<QueueKey> top_;
+  std::vector<Block> blocks_;
+  std::uint32_t free_block_ = kNoBlock;
+  std::vector<std::uint32_t> counts_;   // sort_into_bottom's scratch
+  std::vector<QueueKey> scratch_;       // remove_if's scratch
   std::size_t size_ = 0;
   std::uint64_t popped_ = 0;
 };
