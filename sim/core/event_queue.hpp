@@ -169,13 +169,13 @@ class EventQueue {
   // memory stays O(keys) however many buckets exist, and a block freed by the bucket just
   // consumed is the next one filled, so appends mostly write to cache-hot lines.
   static constexpr std::uint32_t kNoBlock = std::numeric_limits<std::uint32_t>::max();
-  static constexpr std::uint32_t kBlockKeys = 7;
+  static constexpr std::uint32_t kBlockKeys = 31;
   struct alignas(64) Block {
     QueueKey keys[kBlockKeys];
     std::uint32_t next;
     std::uint32_t used;
   };
-  static_assert(sizeof(Block) == 128);
+  static_assert(sizeof(Block) == 512);
   struct Bucket {
     std::uint32_t head = kNoBlock;
     std::uint32_t tail = kNoBlock;
