@@ -92,7 +92,7 @@ class EventQueue {
     if (g.current == g.bucket_count) return nullptr;
     // Only the next bucket's first block: enough for a prefetch distance of a few events.
     const Bucket& next = g.buckets[g.current];
-    if (next.head == kNoBlock || d >= blocks_[next.head].used) return nullptr;
+    if (d >= std::min(next.size, kBlockKeys)) return nullptr;
     return &blocks_[next.head].keys[d];
   }
 
@@ -169,11 +169,11 @@ class EventQueue {
   // memory stays O(keys) however many buckets exist, and a block freed by the bucket just
   // consumed is the next one filled, so appends mostly write to cache-hot lines.
   static constexpr std::uint32_t kNoBlock = std::numeric_limits<std::uint32_t>::max();
-  static constexpr std::uint32_t kBlockKeys = 31;
+  // Only a bucket's tail block is partly filled, so fill counts follow from the bucket's size,
+  // and links live in a dense array of their own: an append touches one line of its block.
+  static constexpr std::uint32_t kBlockKeys = 32;
   struct alignas(64) Block {
     QueueKey keys[kBlockKeys];
-    std::uint32_t next;
-    std::uint32_t used;
   };
   static_assert(sizeof(Block) == 512);
   struct Bucket {
@@ -194,24 +194,24 @@ class EventQueue {
   std::uint32_t new_block() {
     std::uint32_t b = free_block_;
     if (b != kNoBlock) {
-      free_block_ = blocks_[b].next;
+      free_block_ = next_block_[b];
     } else {
       b = static_cast<std::uint32_t>(blocks_.size());
       blocks_.emplace_back();
+      next_block_.push_back(kNoBlock);
     }
-    blocks_[b].next = kNoBlock;
-    blocks_[b].used = 0;
+    next_block_[b] = kNoBlock;
     return b;
   }
 
   void append(Bucket& k, QueueKey key) {
-    if (k.tail == kNoBlock || blocks_[k.tail].used == kBlockKeys) {
+    const std::uint32_t used = k.size % kBlockKeys;
+    if (used == 0) {
       const std::uint32_t b = new_block();
-      (k.tail == kNoBlock ? k.head : blocks_[k.tail].next) = b;
+      (k.tail == kNoBlock ? k.head : next_block_[k.tail]) = b;
       k.tail = b;
     }
-    Block& blk = blocks_[k.tail];
-    blk.keys[blk.used++] = key;
+    blocks_[k.tail].keys[used] = key;
     ++k.size;
   }
 
@@ -219,10 +219,13 @@ class EventQueue {
   // the pool), freeing each block once read.
   template <typename F>
   void drain(Bucket& k, F f) {
+    std::uint32_t left = k.size;
     for (std::uint32_t b = k.head; b != kNoBlock;) {
-      for (std::uint32_t i = 0; i < blocks_[b].used; ++i) f(QueueKey(blocks_[b].keys[i]));
-      const std::uint32_t next = blocks_[b].next;
-      blocks_[b].next = free_block_;
+      const std::uint32_t used = std::min(left, kBlockKeys);
+      left -= used;
+      for (std::uint32_t i = 0; i < used; ++i) f(QueueKey(blocks_[b].keys[i]));
+      const std::uint32_t next = next_block_[b];
+      next_block_[b] = free_block_;
       free_block_ = b;
       b = next;
     }
@@ -328,8 +331,11 @@ class EventQueue {
     const auto index = [start, sub](const QueueKey& k) {
       return static_cast<std::size_t>((static_cast<std::uint64_t>(k.time_ps) - static_cast<std::uint64_t>(start)) >> sub);
     };
-    for (std::uint32_t blk = b.head; blk != kNoBlock; blk = blocks_[blk].next) {
-      for (std::uint32_t i = 0; i < blocks_[blk].used; ++i) ++counts_[index(blocks_[blk].keys[i])];
+    std::uint32_t left = b.size;
+    for (std::uint32_t blk = b.head; blk != kNoBlock; blk = next_block_[blk]) {
+      const std::uint32_t used = std::min(left, kBlockKeys);
+      left -= used;
+      for (std::uint32_t i = 0; i < used; ++i) ++counts_[index(blocks_[blk].keys[i])];
     }
     // Descending: sub-bucket j ends where the keys of all later sub-buckets end.
     std::uint32_t end = 0;
@@ -382,6 +388,7 @@ class EventQueue {
   std::size_t rung_count_ = 0;
   std::vector<QueueKey> top_;
   std::vector<Block> blocks_;
+  std::vector<std::uint32_t> next_block_;  // per block: the next in its bucket or free list
   std::uint32_t free_block_ = kNoBlock;
   std::vector<std::uint32_t> counts_;   // sort_into_bottom's scratch
   std::vector<QueueKey> scratch_;       // remove_if's scratch
