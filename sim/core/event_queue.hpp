@@ -38,8 +38,9 @@ struct QueueKey {
   static constexpr std::uint64_t kSlotMask = (std::uint64_t{1} << kSlotBits) - 1;
   std::uint32_t slot() const { return static_cast<std::uint32_t>(seq_slot & kSlotMask); }
   std::uint64_t seq() const { return seq_slot >> kSlotBits; }
+  // Branch-free: equal times are common (picosecond ties), so a short-circuit would mispredict.
   bool operator<(const QueueKey& o) const {
-    return time_ps < o.time_ps || (time_ps == o.time_ps && seq_slot < o.seq_slot);
+    return (time_ps < o.time_ps) | ((time_ps == o.time_ps) & (seq_slot < o.seq_slot));
   }
 };
 
