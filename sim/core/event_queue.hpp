@@ -161,7 +161,7 @@ class EventQueue {
   // bucket of up to kSplit keys is counting-sorted into the bottom (linear, in cache); a
   // fuller one becomes a finer rung first.
   static constexpr std::size_t kTarget = 32;
-  static constexpr std::size_t kSplit = 512;
+  static constexpr std::size_t kSplit = 2048;
   static constexpr std::size_t kMaxBuckets = std::size_t{1} << 20;
   static constexpr std::size_t kMaxRungs = 16;
   static constexpr std::size_t kBottomSpill = 2 * kSplit;
