@@ -3,16 +3,10 @@
 namespace trainsim::sim {
 
 namespace {
-constexpr std::uint64_t kMaxSeq = (std::uint64_t{1} << (64 - QueueKey::kSlotBits)) - 1;
 constexpr std::uint32_t kMaxSlots = std::uint32_t{1} << QueueKey::kSlotBits;
 }  // namespace
 
-std::uint32_t Engine::acquire_slot() {
-  if (!free_slots_.empty()) {
-    const std::uint32_t i = free_slots_.back();
-    free_slots_.pop_back();
-    return i;
-  }
+std::uint32_t Engine::new_slot() {
   if (slots_used_ == kMaxSlots) {
     throw std::length_error("Engine: more than 2^24 events pending at once");
   }
@@ -23,12 +17,8 @@ std::uint32_t Engine::acquire_slot() {
   return slots_used_++;
 }
 
-EventId Engine::schedule(Time t, Callback&& cb) {
-  if (next_seq_ > kMaxSeq) throw std::length_error("Engine: event sequence space exhausted");
-  const std::uint32_t i = acquire_slot();
+EventId Engine::enqueue(Time t, std::uint32_t i) {
   const std::uint64_t seq = next_seq_++;
-  Slot& s = slot(i);
-  s.callback = std::move(cb);
   slot_seq_[i] = seq;
   queue_.push(QueueKey{t.picoseconds(), (seq << QueueKey::kSlotBits) | i});
   ++live_;

@@ -48,13 +48,13 @@ class Engine {
   template <typename F>
   EventId at(Time t, F&& f) {
     if (t < now_) throw std::logic_error("Engine::at: time is in the past");
-    return schedule(t, Callback(std::forward<F>(f)));
+    return schedule(t, std::forward<F>(f));
   }
   // Schedules `f` after `delay` (delay >= 0).
   template <typename F>
   EventId after(Time delay, F&& f) {
     if (delay < Time::zero()) throw std::logic_error("Engine::after: negative delay");
-    return schedule(now_ + delay, Callback(std::forward<F>(f)));
+    return schedule(now_ + delay, std::forward<F>(f));
   }
   // Returns true when the event was still pending and is now cancelled.
   bool cancel(EventId id);
@@ -76,13 +76,34 @@ class Engine {
     Callback callback;
   };
   static_assert(sizeof(Slot) == 64);
+  static constexpr std::uint64_t kMaxSeq = (std::uint64_t{1} << (64 - QueueKey::kSlotBits)) - 1;
   static constexpr std::uint32_t kChunkBits = 12;
   static constexpr std::uint32_t kChunkSize = 1u << kChunkBits;
-  static constexpr std::size_t kPrefetchDistance = 8;
+  static constexpr std::size_t kPrefetchDistance = 16;
 
   Slot& slot(std::uint32_t i) { return chunks_[i >> kChunkBits][i & (kChunkSize - 1)]; }
-  std::uint32_t acquire_slot();
-  EventId schedule(Time t, Callback&& cb);
+  std::uint32_t acquire_slot() {
+    if (free_slots_.empty()) return new_slot();
+    const std::uint32_t i = free_slots_.back();
+    free_slots_.pop_back();
+    return i;
+  }
+  std::uint32_t new_slot();
+  // The callable is built straight into its slot (its type is known here, so no indirect move);
+  // the rest is out of line.
+  template <typename F>
+  EventId schedule(Time t, F&& f) {
+    if (next_seq_ > kMaxSeq) throw std::length_error("Engine: event sequence space exhausted");
+    const std::uint32_t i = acquire_slot();
+    try {
+      slot(i).callback = Callback(std::forward<F>(f));
+    } catch (...) {
+      free_slots_.push_back(i);  // a throwing capture copy leaves the engine as it was
+      throw;
+    }
+    return enqueue(t, i);
+  }
+  EventId enqueue(Time t, std::uint32_t i);
   void compact_if_mostly_stale();
 
   Time now_ = Time::zero();

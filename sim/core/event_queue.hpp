@@ -80,7 +80,6 @@ class EventQueue {
       fifo_head_ = 0;
     }
     --size_;
-    ++popped_;
   }
 
   // A key about `d` places after the current top, when cheaply known: from the sorted bottom,
@@ -394,7 +393,6 @@ class EventQueue {
   std::vector<std::uint32_t> counts_;   // sort_into_bottom's scratch
   std::vector<QueueKey> scratch_;       // remove_if's scratch
   std::size_t size_ = 0;
-  std::uint64_t popped_ = 0;
 };
 
 }  // namespace trainsim::sim
