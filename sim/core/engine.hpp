@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <new>
 #include <stdexcept>
 #include <utility>
 #include <vector>
@@ -95,9 +96,14 @@ class Engine {
   EventId schedule(Time t, F&& f) {
     if (next_seq_ > kMaxSeq) throw std::length_error("Engine: event sequence space exhausted");
     const std::uint32_t i = acquire_slot();
+    // A free slot's callback is empty; constructing over it (rather than move-assigning a
+    // temporary) keeps the capture copy inline instead of an indirect move call.
+    Callback& cb = slot(i).callback;
+    cb.~Callback();
     try {
-      slot(i).callback = Callback(std::forward<F>(f));
+      ::new (static_cast<void*>(&cb)) Callback(std::forward<F>(f));
     } catch (...) {
+      ::new (static_cast<void*>(&cb)) Callback();
       free_slots_.push_back(i);  // a throwing capture copy leaves the engine as it was
       throw;
     }
