@@ -6,21 +6,22 @@
 //
 // Why a ladder and not a heap: a heap pays a sift over log(n) levels of a large array per
 // event; here an insert is an O(1) append to a time bucket, and a bucket is sorted only when
-// simulated time reaches it, while it is small and hot. Time is split into nested regions:
+// simulated time reaches it, in linear time, while it is small and hot. Time is split into
+// nested regions:
 //   fifo    keys at exactly the current time (zero-delay events): O(1), already in order,
 //           because every such key was inserted after all other keys with that time;
-//   bottom  a small sorted array (descending, so the minimum pops from the back) owning the
-//           times in [current, bottom_last_];
+//   bottom  a sorted array (descending, so the minimum pops from the back) owning the times
+//           in [current, bottom_last_]; filled by counting-sorting one reached bucket;
 //   rungs   rung 0 splits a time range into power-of-two-wide buckets; a bucket found too
 //           full when time reaches it becomes a finer rung of its own (rungs 1, 2, ...);
-//   top     an unsorted array for everything beyond rung 0, spread into a new rung 0 when
-//           the rungs run dry.
+//   top     an unsorted array for everything beyond rung 0, spread into a new rung 0 (width
+//           from the keys' spread and count) when the rungs run dry.
 // Every region owns a contiguous time range and each range lies after the previous one, so an
 // insert goes to the first region whose range covers its time, and no key ever moves back.
-// Rung 0's bucket width adapts to the event rate seen (simulated time advanced per event), so
-// a bucket holds about kTarget keys when it is reached, whatever the time scale.
-// Nothing here assumes a distribution: widths are chosen from the keys and rates observed,
-// clustered or far-future keys only cost extra (bounded) re-bucketing.
+// Buckets are block lists from one pooled free list, so memory stays O(keys).
+// Nothing here assumes a distribution: widths come from the keys themselves; clustered or
+// far-future keys only cost extra, bounded re-bucketing (at most kMaxRungs levels), a mass of
+// equal times is sorted once, and a bottom overfull from short delays spills into a rung.
 
 #include <algorithm>
 #include <bit>
