@@ -3,39 +3,24 @@
 namespace trainsim::sim {
 
 namespace {
-constexpr std::uint64_t kMaxSeq = (std::uint64_t{1} << (64 - QueueKey::kSlotBits)) - 1;
 constexpr std::uint32_t kMaxSlots = std::uint32_t{1} << QueueKey::kSlotBits;
 }  // namespace
 
-std::uint32_t Engine::acquire_slot() {
-  if (!free_slots_.empty()) {
-    const std::uint32_t i = free_slots_.back();
-    free_slots_.pop_back();
-    return i;
-  }
+std::uint32_t Engine::new_slot() {
   if (slots_used_ == kMaxSlots) {
     throw std::length_error("Engine: more than 2^24 events pending at once");
   }
   if ((slots_used_ & (kChunkSize - 1)) == 0) {
     chunks_.push_back(std::make_unique<Slot[]>(kChunkSize));
+    slot_seq_.resize(slot_seq_.size() + kChunkSize, 0);
   }
   return slots_used_++;
 }
 
-EventId Engine::schedule(Time t, Callback&& cb) {
-  if (next_seq_ > kMaxSeq) throw std::length_error("Engine: event sequence space exhausted");
-  const std::uint32_t i = acquire_slot();
+EventId Engine::enqueue(Time t, std::uint32_t i) {
   const std::uint64_t seq = next_seq_++;
-  Slot& s = slot(i);
-  s.callback = std::move(cb);
-  s.seq = seq;
-  const QueueKey key{t.picoseconds(), (seq << QueueKey::kSlotBits) | i};
-  if (top_running_) {
-    queue_.replace_top(key);
-    top_running_ = false;
-  } else {
-    queue_.push(key);
-  }
+  slot_seq_[i] = seq;
+  queue_.push(QueueKey{t.picoseconds(), (seq << QueueKey::kSlotBits) | i});
   ++live_;
   ++stats_.events_scheduled;
   return EventId{i, seq};
@@ -43,10 +28,9 @@ EventId Engine::schedule(Time t, Callback&& cb) {
 
 bool Engine::cancel(EventId id) {
   if (!id || id.slot >= slots_used_) return false;
-  Slot& s = slot(id.slot);
-  if (s.seq != id.seq) return false;
-  s.callback.reset();
-  s.seq = 0;
+  if (slot_seq_[id.slot] != id.seq) return false;
+  slot(id.slot).callback.reset();
+  slot_seq_[id.slot] = 0;
   free_slots_.push_back(id.slot);
   --live_;
   ++stale_;
@@ -56,8 +40,8 @@ bool Engine::cancel(EventId id) {
 }
 
 void Engine::compact_if_mostly_stale() {
-  if (top_running_ || stale_ < 1024 || stale_ * 2 < queue_.size()) return;
-  queue_.remove_if([this](const QueueKey& k) { return slot(k.slot()).seq != k.seq(); });
+  if (stale_ < 1024 || stale_ * 2 < queue_.size()) return;
+  queue_.remove_if([this](const QueueKey& k) { return slot_seq_[k.slot()] != k.seq(); });
   stale_ = 0;
 }
 
@@ -66,27 +50,27 @@ void Engine::run_until(Time limit) {
   const auto wall_start = std::chrono::steady_clock::now();
   while (!stopped_ && !queue_.empty()) {
     const QueueKey key = queue_.top();
-    Slot& s = slot(key.slot());
-    if (s.seq != key.seq()) {  // cancelled
+    // Only keys of cancelled events are stale; with none outstanding the check is skipped.
+    if (stale_ != 0 && slot_seq_[key.slot()] != key.seq()) {
       queue_.pop();
       --stale_;
       continue;
     }
     if (key.time_ps > limit.picoseconds()) break;
+    // Popped before the callback runs: the callback's own schedules then see a queue without
+    // it, and the running event can no longer be cancelled or compacted away.
+    queue_.pop();
+    // Slots are scattered over the pool: start loading one a few events ahead so it is in
+    // cache by the time it runs.
+    if (const QueueKey* next = queue_.ahead(kPrefetchDistance)) __builtin_prefetch(&slot(next->slot()));
+    Slot& s = slot(key.slot());
     now_ = Time::ps(key.time_ps);
-    s.seq = 0;  // the running event can no longer be cancelled
+    slot_seq_[key.slot()] = 0;
     --live_;
-    top_running_ = true;
     s.callback();
     s.callback.reset();
-    if (top_running_) {
-      queue_.pop();
-      top_running_ = false;
-    }
     free_slots_.push_back(key.slot());
     ++stats_.events_executed;
-    // The next event's slot is a likely cache miss: start loading it now.
-    if (!queue_.empty()) __builtin_prefetch(&slot(queue_.top().slot()));
   }
   if (!stopped_ && limit != Time::max() && now_ < limit) now_ = limit;
   stats_.wall_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <new>
 #include <stdexcept>
 #include <utility>
 #include <vector>
@@ -48,13 +49,13 @@ class Engine {
   template <typename F>
   EventId at(Time t, F&& f) {
     if (t < now_) throw std::logic_error("Engine::at: time is in the past");
-    return schedule(t, Callback(std::forward<F>(f)));
+    return schedule(t, std::forward<F>(f));
   }
   // Schedules `f` after `delay` (delay >= 0).
   template <typename F>
   EventId after(Time delay, F&& f) {
     if (delay < Time::zero()) throw std::logic_error("Engine::after: negative delay");
-    return schedule(now_ + delay, Callback(std::forward<F>(f)));
+    return schedule(now_ + delay, std::forward<F>(f));
   }
   // Returns true when the event was still pending and is now cancelled.
   bool cancel(EventId id);
@@ -70,27 +71,56 @@ class Engine {
   const EngineStats& stats() const { return stats_; }
 
  private:
-  struct Slot {
+  // Exactly one cache line, so running an event touches one line of the pool; the sequence
+  // numbers live apart in slot_seq_, dense enough to stay in cache for the cancel checks.
+  struct alignas(64) Slot {
     Callback callback;
-    std::uint64_t seq = 0;  // sequence of the event occupying the slot; 0 when free
   };
+  static_assert(sizeof(Slot) == 64);
+  static constexpr std::uint64_t kMaxSeq = (std::uint64_t{1} << (64 - QueueKey::kSlotBits)) - 1;
   static constexpr std::uint32_t kChunkBits = 12;
   static constexpr std::uint32_t kChunkSize = 1u << kChunkBits;
+  static constexpr std::size_t kPrefetchDistance = 16;
 
   Slot& slot(std::uint32_t i) { return chunks_[i >> kChunkBits][i & (kChunkSize - 1)]; }
-  std::uint32_t acquire_slot();
-  EventId schedule(Time t, Callback&& cb);
+  std::uint32_t acquire_slot() {
+    if (free_slots_.empty()) return new_slot();
+    const std::uint32_t i = free_slots_.back();
+    free_slots_.pop_back();
+    return i;
+  }
+  std::uint32_t new_slot();
+  // The callable is built straight into its slot (its type is known here, so no indirect move);
+  // the rest is out of line.
+  template <typename F>
+  EventId schedule(Time t, F&& f) {
+    if (next_seq_ > kMaxSeq) throw std::length_error("Engine: event sequence space exhausted");
+    const std::uint32_t i = acquire_slot();
+    // A free slot's callback is empty; constructing over it (rather than move-assigning a
+    // temporary) keeps the capture copy inline instead of an indirect move call.
+    Callback& cb = slot(i).callback;
+    cb.~Callback();
+    try {
+      ::new (static_cast<void*>(&cb)) Callback(std::forward<F>(f));
+    } catch (...) {
+      ::new (static_cast<void*>(&cb)) Callback();
+      free_slots_.push_back(i);  // a throwing capture copy leaves the engine as it was
+      throw;
+    }
+    return enqueue(t, i);
+  }
+  EventId enqueue(Time t, std::uint32_t i);
   void compact_if_mostly_stale();
 
   Time now_ = Time::zero();
   EventQueue queue_;
   std::vector<std::unique_ptr<Slot[]>> chunks_;
+  std::vector<std::uint64_t> slot_seq_;  // sequence of the event in each slot; 0 when free
   std::vector<std::uint32_t> free_slots_;
   std::uint32_t slots_used_ = 0;
   std::uint64_t next_seq_ = 1;
   std::size_t live_ = 0;   // pending, not cancelled
   std::size_t stale_ = 0;  // cancelled keys still in the queue
-  bool top_running_ = false;  // the queue's top key belongs to the executing event
   bool stopped_ = false;
   EngineStats stats_;
 };
