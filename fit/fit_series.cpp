@@ -1,12 +1,14 @@
 #include "fit/fit_series.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <cmath>
 #include <set>
 #include <sstream>
 
 #include "fit/ceres_fit.hpp"
 #include "fit/linear_init.hpp"
+#include "fit/tiny_fit.hpp"
 #include "fit/throughput_model.hpp"
 #include "fit/uncertainty.hpp"
 #include "sim/core/input_error.hpp"
@@ -74,7 +76,8 @@ ThroughputFit fit_series(const Series& series, const FitOptions& options, std::s
   require_identifiable(series);
   const std::span<const Point> points(series.points);
   const LinearStart start = linear_start(points, options.relative);
-  const SolveResult solved = solve_series(points, options, start);
+  std::optional<SolveResult> small = solve_series_small(points, options, start);
+  const SolveResult solved = small ? std::move(*small) : solve_series(points, options, start);
 
   ThroughputFit fit;
   fit.group = series.name;
