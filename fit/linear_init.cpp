@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include <Eigen/Dense>
 
 namespace trainsim::fit {
 
@@ -11,24 +10,27 @@ LinearStart linear_start(std::span<const Point> points, bool relative) {
   // Step time y = b/v is linear in b. An error dv in v moves y by -b/v^2 dv, so weighting the
   // line's residuals by (v^2/b)^2 makes it approximate the least-squares fit in v (or, for
   // relative errors, (v/b)^2), which puts the start close to the nonlinear optimum.
-  const auto n = static_cast<Eigen::Index>(points.size());
-  Eigen::MatrixXd a(n, 2);
-  Eigen::VectorXd y(n);
-  for (Eigen::Index i = 0; i < n; ++i) {
-    const Point& p = points[static_cast<std::size_t>(i)];
+  // Weighted least squares for y = a*b + t by the 2x2 normal equations: the columns (b, 1) are
+  // well conditioned for batch sizes, and this avoids a QR's allocations on the hot path.
+  double s_ww = 0.0, s_wb = 0.0, s_wbb = 0.0, s_wy = 0.0, s_wby = 0.0;
+  for (const Point& p : points) {
     const double v = p.throughput_samples_per_s;
     const double sqrt_w = std::sqrt(p.weight) * (relative ? v / p.batch : v * v / p.batch);
-    a(i, 0) = sqrt_w * p.batch;
-    a(i, 1) = sqrt_w;
-    y(i) = sqrt_w * p.batch / v;
+    const double w = sqrt_w * sqrt_w;
+    const double y = p.batch / v;
+    s_ww += w;
+    s_wb += w * p.batch;
+    s_wbb += w * p.batch * p.batch;
+    s_wy += w * y;
+    s_wby += w * p.batch * y;
   }
-  const Eigen::Vector2d x = a.colPivHouseholderQr().solve(y);
-  double inv_v0 = x(0);
-  double t_s = x(1);
+  const double det = s_wbb * s_ww - s_wb * s_wb;
+  double inv_v0 = (s_ww * s_wby - s_wb * s_wy) / det;
+  double t_s = (s_wbb * s_wy - s_wb * s_wby) / det;
   if (!(t_s >= 0.0)) {
     // A negative intercept is infeasible: refit the slope through the origin (t = 0).
     t_s = 0.0;
-    inv_v0 = a.col(0).dot(y) / a.col(0).squaredNorm();
+    inv_v0 = s_wby / s_wbb;
   }
   double max_v = 0.0;
   for (const Point& p : points) max_v = std::max(max_v, p.throughput_samples_per_s);

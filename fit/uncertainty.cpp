@@ -1,5 +1,6 @@
 #include "fit/uncertainty.hpp"
 
+#include <array>
 #include <cmath>
 #include <limits>
 
@@ -10,12 +11,29 @@
 namespace trainsim::fit {
 namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+double compute_quantile(double confidence, int dof) {
+  const boost::math::students_t dist(static_cast<double>(dof));
+  return boost::math::quantile(dist, 0.5 + confidence / 2.0);
 }
+
+}  // namespace
 
 double student_t_quantile(double confidence, int dof) {
   if (dof < 1) return kNaN;
-  const boost::math::students_t dist(static_cast<double>(dof));
-  return boost::math::quantile(dist, 0.5 + confidence / 2.0);
+  // Boost's inverse incomplete beta takes ~1 us, most of a small fit's time; the usual 95% level
+  // with modest dof comes from a table built once (immutable afterwards, thread-safe init).
+  constexpr int kTableDof = 128;
+  if (confidence == 0.95 && dof <= kTableDof) {
+    static const std::array<double, kTableDof + 1> table = [] {
+      std::array<double, kTableDof + 1> t{};
+      t[0] = kNaN;
+      for (int d = 1; d <= kTableDof; ++d) t[static_cast<std::size_t>(d)] = compute_quantile(0.95, d);
+      return t;
+    }();
+    return table[static_cast<std::size_t>(dof)];
+  }
+  return compute_quantile(confidence, dof);
 }
 
 void apply_uncertainty(ThroughputFit& fit, const Eigen::Matrix2d& unscaled_covariance, double cost,
