@@ -41,16 +41,16 @@ SolveResult solve_series(std::span<const Point> points, const FitOptions& option
   problem.SetParameterLowerBound(&v0, 0, v0_min);
   problem.SetParameterLowerBound(&t_s, 0, 0.0);
 
-  ceres::Solver::Summary summary;
-  ceres::Solve(solver_options(options), &problem, &summary);
+  const BoundedSolve solved =
+      solve_with_active_bounds(solver_options(options), problem, {{&v0, v0_min}, {&t_s, 0.0}});
 
   SolveResult r;
   r.v0_samples_per_s = v0;
   r.t_s = t_s;
-  r.cost = summary.final_cost;
-  r.converged = summary.termination_type == ceres::CONVERGENCE;
-  r.termination = summary.message;
-  r.iterations = static_cast<int>(summary.iterations.size());
+  r.cost = solved.final_cost;
+  r.converged = solved.converged;
+  r.termination = solved.termination;
+  r.iterations = solved.iterations;
   if (v0 <= v0_min) r.at_bound.emplace_back("v0");
   if (t_s <= 0.0) r.at_bound.emplace_back("t");
 

@@ -122,8 +122,12 @@ JointFit fit_joint(std::span<const Series> series, Shared shared, const FitOptio
     if (shared != Shared::t) problem.SetParameterLowerBound(&t_s[g], 0, 0.0);
   }
 
-  ceres::Solver::Summary summary;
-  ceres::Solve(solver_options(options), &problem, &summary);
+  std::vector<BoundedBlock> bounded{{&shared_value, shared == Shared::v0 ? shared_v0_min : 0.0}};
+  for (std::size_t g = 0; g < groups; ++g) {
+    if (shared != Shared::v0) bounded.push_back({&v0[g], v0_min[g]});
+    if (shared != Shared::t) bounded.push_back({&t_s[g], 0.0});
+  }
+  const BoundedSolve summary = solve_with_active_bounds(solver_options(options), problem, bounded);
 
   // Covariance blocks (v0_g, v0_g), (t_g, t_g), (v0_g, t_g); the shared block appears once.
   std::vector<std::pair<const double*, const double*>> blocks;
@@ -156,9 +160,9 @@ JointFit fit_joint(std::span<const Series> series, Shared shared, const FitOptio
     fit.shared = shared;
     fit.v0_samples_per_s = *v0_block(g);
     fit.t_s = *t_block(g);
-    fit.converged = summary.termination_type == ceres::CONVERGENCE;
-    fit.termination = summary.message;
-    fit.iterations = static_cast<int>(summary.iterations.size());
+    fit.converged = summary.converged;
+    fit.termination = summary.termination;
+    fit.iterations = summary.iterations;
     if (fit.v0_samples_per_s <= (shared == Shared::v0 ? shared_v0_min : v0_min[g])) fit.at_bound.emplace_back("v0");
     if (fit.t_s <= 0.0) fit.at_bound.emplace_back("t");
     fill_goodness(fit, series[g].points);

@@ -34,6 +34,31 @@ ceres::Covariance::Options covariance_options() {
   return o;
 }
 
+BoundedSolve solve_with_active_bounds(const ceres::Solver::Options& options, ceres::Problem& problem,
+                                      const std::vector<BoundedBlock>& blocks) {
+  ceres::Solver::Summary summary;
+  ceres::Solve(options, &problem, &summary);
+  BoundedSolve out;
+  out.iterations = static_cast<int>(summary.iterations.size());
+  std::vector<double*> held;
+  for (const BoundedBlock& b : blocks) {
+    if (*b.value <= b.lower && problem.HasParameterBlock(b.value) && !problem.IsParameterBlockConstant(b.value)) {
+      problem.SetParameterBlockConstant(b.value);
+      held.push_back(b.value);
+    }
+  }
+  // With every block held there is nothing left to solve (Ceres would refuse).
+  if (!held.empty() && static_cast<int>(held.size()) < problem.NumParameterBlocks()) {
+    ceres::Solve(options, &problem, &summary);
+    out.iterations += static_cast<int>(summary.iterations.size());
+  }
+  for (double* value : held) problem.SetParameterBlockVariable(value);
+  out.converged = summary.termination_type == ceres::CONVERGENCE;
+  out.termination = summary.message;
+  out.final_cost = summary.final_cost;
+  return out;
+}
+
 ceres::LossFunction* make_loss(const FitOptions& options) {
   switch (options.loss) {
     case Loss::huber:
