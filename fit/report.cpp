@@ -185,8 +185,8 @@ void write_text(std::ostream& os, const std::vector<ThroughputFit>& fits, const 
     os << "  corr(v0,t) = " << fmt(f.corr, "%.3f") << "  R^2 = " << fmt(f.r2, "%.5f")
        << "  RMSE = " << fmt(f.rmse_samples_per_s, "%.4g") << " samples/s  max rel err = "
        << fmt(100.0 * f.max_rel_err, "%.2f") << "%\n";
-    os << "  b50 = " << fmt(f.b50, "%.4g") << " " << interval(f.b50_ci, "%.4g") << "  b90 = " << fmt(f.b90, "%.4g")
-       << "  (batch at 50% / 90% of v0)\n";
+    os << "  b50 = " << fmt(f.b50, "%.4g") << " (" << pct << " CI " << interval(f.b50_ci, "%.4g")
+       << ")  b90 = " << fmt(f.b90, "%.4g") << "  (batch at 50% / 90% of v0)\n";
     os << "      batch    measured   predicted    residual   rel err\n";
     for (const PointResidual& r : f.residuals) {
       os << "  " << pad(fmt(r.point.batch), 9) << pad(fmt(r.point.throughput_samples_per_s, "%.5g"), 12)
@@ -194,7 +194,7 @@ void write_text(std::ostream& os, const std::vector<ThroughputFit>& fits, const 
          << pad(fmt(100.0 * r.rel_err, "%.2f") + "%", 10) << "\n";
     }
     if (!f.predictions.empty()) {
-      os << "  predictions:\n      batch  throughput   " << pct << " CI (curve)          " << pct
+      os << "  predictions:\n      batch  throughput   " << pct << " CI (curve)      " << pct
          << " PI (new point)\n";
       for (const Prediction& p : f.predictions) {
         os << "  " << pad(fmt(p.batch), 9) << pad(fmt(p.throughput_samples_per_s, "%.5g"), 12) << "   "
