@@ -47,7 +47,7 @@ Series noisy_series(double v0, double t_s, double sigma, unsigned seed) {
 
 }  // namespace
 
-TEST_CASE("fit: exact data recovers v0 and t, b50 = v0 t and b90 = 9 v0 t") {
+TEST_CASE("exact data recovers v0 and t with b50 = v0 t and b90 = 9 v0 t") {
   const Series s = exact_series(kV0, kT, {1, 2, 4, 8, 16, 32, 64, 128, 256});
   const std::vector<double> predict_at{512.0};
   const ThroughputFit f = fit_series(s, {}, predict_at);
@@ -68,7 +68,7 @@ TEST_CASE("fit: exact data recovers v0 and t, b50 = v0 t and b90 = 9 v0 t") {
   CHECK(f.predictions[0].throughput_samples_per_s == Approx(512.0 / (512.0 / kV0 + kT)).epsilon(1e-9));
 }
 
-TEST_CASE("fit: two points give the exact line solution and no intervals") {
+TEST_CASE("two points give the exact line solution and no intervals") {
   // b/v = b/v0 + t through two points: 1/v0 = (y2 - y1)/(b2 - b1), t = y1 - b1/v0.
   const double b1 = 8, v1 = 120, b2 = 64, v2 = 200;
   const double inv_v0 = (b2 / v2 - b1 / v1) / (b2 - b1);
@@ -81,14 +81,14 @@ TEST_CASE("fit: two points give the exact line solution and no intervals") {
   CHECK(std::isnan(f.t_ci[0]));
 }
 
-TEST_CASE("fit: the linear start solves noise-free data exactly") {
+TEST_CASE("the linear start solves noise-free data exactly") {
   const Series s = exact_series(kV0, kT, {2, 8, 32});
   const LinearStart start = linear_start(s.points, false);
   CHECK(start.v0_samples_per_s == Approx(kV0).epsilon(1e-12));
   CHECK(start.t_s == Approx(kT).epsilon(1e-12));
 }
 
-TEST_CASE("fit: Student-t quantiles match tables") {
+TEST_CASE("Student-t quantiles match tables") {
   CHECK(student_t_quantile(0.95, 1) == Approx(12.7062047362).epsilon(1e-9));
   CHECK(student_t_quantile(0.95, 4) == Approx(2.7764451052).epsilon(1e-9));
   CHECK(student_t_quantile(0.95, 30) == Approx(2.0422724563).epsilon(1e-9));
@@ -97,7 +97,7 @@ TEST_CASE("fit: Student-t quantiles match tables") {
   CHECK(std::isnan(student_t_quantile(0.95, 0)));
 }
 
-TEST_CASE("fit: the small-problem path matches the bounded Ceres solve and ceres::Covariance") {
+TEST_CASE("the small-problem path matches the bounded Ceres solve and ceres::Covariance") {
   const Series s = noisy_series(kV0, kT, 3.0, 7);
   const LinearStart start = linear_start(s.points, false);
   const auto small = solve_series_small(s.points, {}, start);
@@ -114,7 +114,7 @@ TEST_CASE("fit: the small-problem path matches the bounded Ceres solve and ceres
   }
 }
 
-TEST_CASE("fit: intervals follow from the covariance; predictions by the delta method") {
+TEST_CASE("intervals follow from the covariance and predictions from the delta method") {
   const Series s = noisy_series(kV0, kT, 3.0, 11);
   const std::vector<double> predict_at{16.0, 1e12};
   const ThroughputFit f = fit_series(s, {}, predict_at);
@@ -146,7 +146,7 @@ TEST_CASE("fit: intervals follow from the covariance; predictions by the delta m
   CHECK(f.b50_ci[1] - f.b50 == Approx(q * std::sqrt(b50_var)));
 }
 
-TEST_CASE("fit: an integer weight is the same as repeating the point") {
+TEST_CASE("an integer weight is the same as repeating the point") {
   Series weighted = noisy_series(kV0, kT, 3.0, 5);
   Series repeated = weighted;
   weighted.points[2].weight = 3.0;
@@ -158,7 +158,7 @@ TEST_CASE("fit: an integer weight is the same as repeating the point") {
   CHECK(a.t_s == Approx(b.t_s).epsilon(1e-8));
 }
 
-TEST_CASE("fit: a robust loss with a huge scale is l2; with a small one it resists an outlier") {
+TEST_CASE("a robust loss with a huge scale is l2 and with a small one resists an outlier") {
   Series s = exact_series(kV0, kT, {1, 2, 4, 8, 16, 32, 64, 128});
   s.points[7].throughput_samples_per_s *= 0.6;  // a throttled run
   const ThroughputFit l2 = fit_series(s);
@@ -176,7 +176,7 @@ TEST_CASE("fit: a robust loss with a huge scale is l2; with a small one it resis
   CHECK(std::abs(l2.v0_samples_per_s / kV0 - 1) > 0.1);
 }
 
-TEST_CASE("fit: an optimum on the bound t = 0 is reported, never silent") {
+TEST_CASE("an optimum on the bound t = 0 is reported and never silent") {
   // Throughput falling with batch size: the best t would be negative.
   const Series s{"falling", {}, {{8, 100, 1, 2}, {16, 99, 1, 3}, {32, 97, 1, 4}, {64, 96, 1, 5}}, ""};
   const ThroughputFit f = fit_series(s);
@@ -197,7 +197,7 @@ TEST_CASE("fit: an optimum on the bound t = 0 is reported, never silent") {
   CHECK(text.out.find("WARNING: t on its bound") != std::string::npos);
 }
 
-TEST_CASE("fit: a fit stopped by the iteration limit is reported as not converged") {
+TEST_CASE("a fit stopped by the iteration limit is reported as not converged") {
   Series s = noisy_series(kV0, kT, 3.0, 3);
   FitOptions options;
   options.max_iterations = 1;
@@ -206,7 +206,7 @@ TEST_CASE("fit: a fit stopped by the iteration limit is reported as not converge
   CHECK_FALSE(f.termination.empty());
 }
 
-TEST_CASE("fit: a joint fit with a shared t recovers exact parameters of both series") {
+TEST_CASE("a joint fit with a shared t recovers exact parameters of both series") {
   // DESIGN.md's 1-GPU and 2-GPU v0, here with one fixed cost so the shared fit is exact.
   const std::vector<Series> series{exact_series(258.1, 0.1, {8, 16, 32, 64}, "1gpu"),
                                    exact_series(513.8, 0.1, {16, 32, 64, 128}, "2gpu")};
@@ -222,7 +222,7 @@ TEST_CASE("fit: a joint fit with a shared t recovers exact parameters of both se
   CHECK(j.fits[0].converged);
 }
 
-TEST_CASE("fit: the F test rejects a shared t when the fixed costs differ (1 GPU 0.054 s vs 2 GPUs 0.15 s)") {
+TEST_CASE("the F test rejects a shared t when the fixed costs differ (1 GPU 0.054 s vs 2 GPUs 0.15 s)") {
   // DESIGN.md's measured pair: the 2-GPU fixed cost is ~3x the 1-GPU one.
   std::mt19937_64 rng(42);
   std::normal_distribution<double> noise(0.0, 0.01);  // 1% multiplicative noise
@@ -244,7 +244,7 @@ TEST_CASE("fit: the F test rejects a shared t when the fixed costs differ (1 GPU
   CHECK(two.t_ci[1] < shared_t.fits[1].t_s * 100);  // finite, sane
 }
 
-TEST_CASE("fit: JSON, CSV and curve outputs carry the documented keys") {
+TEST_CASE("JSON and CSV and curve outputs carry the documented keys") {
   std::string csv = "gpu,batch,images_per_s\n";
   for (const double b : {1.0, 2.0, 4.0, 8.0, 16.0}) {
     csv += "A," + std::to_string(b) + "," + std::to_string(model_throughput(b, 100.0, 0.05) * (b == 4 ? 1.01 : 1)) + "\n";

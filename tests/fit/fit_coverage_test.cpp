@@ -63,7 +63,7 @@ Coverage coverage(const std::vector<double>& batches, double sigma, int trials, 
 // standard deviations (a correct method fails it with probability < 2e-5) and leaves ~0.005 for
 // the delta method's linearisation, which at 1% noise bends the curve by far less than that.
 // A method with the normal quantile instead of Student-t would be caught at dof = 2 (below).
-TEST_CASE("fit: coverage of the 95% intervals is 95% (8 batch sizes, 6 dof)") {
+TEST_CASE("coverage of the 95% intervals is 95% with 8 batch sizes and 6 dof") {
   const Coverage c = coverage({1, 2, 4, 8, 16, 32, 64, 128}, 2.0, 4000, 20240607);
   INFO("coverage v0 " << c.v0 << ", t " << c.t << ", curve at b=32 " << c.curve_at_32 << ", b50 " << c.b50);
   CHECK(c.failed_fits == 0);
@@ -73,7 +73,7 @@ TEST_CASE("fit: coverage of the 95% intervals is 95% (8 batch sizes, 6 dof)") {
   CHECK(std::abs(c.b50 - 0.95) < 0.015);
 }
 
-TEST_CASE("fit: coverage holds with 2 dof thanks to Student-t (4 batch sizes)") {
+TEST_CASE("coverage holds with 2 dof thanks to Student-t (4 batch sizes)") {
   // With 2 dof the normal quantile 1.96 instead of t = 4.30 would cover only ~81%.
   const Coverage c = coverage({2, 8, 32, 128}, 2.0, 4000, 777);
   INFO("coverage v0 " << c.v0 << ", t " << c.t << ", curve at b=32 " << c.curve_at_32 << ", b50 " << c.b50);

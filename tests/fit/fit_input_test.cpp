@@ -29,19 +29,19 @@ bool contains(const std::string& haystack, const std::string& needle) {
 
 }  // namespace
 
-TEST_CASE("fit: an empty file exits 2 naming line 1") {
+TEST_CASE("an empty file exits 2 naming line 1") {
   const auto r = fit_csv("");
   CHECK(r.exit_code == 2);
   CHECK(contains(r.err, ".csv:1: empty file"));
 }
 
-TEST_CASE("fit: a header without rows exits 2") {
+TEST_CASE("a header without rows exits 2") {
   const auto r = fit_csv("batch,throughput\n");
   CHECK(r.exit_code == 2);
   CHECK(contains(r.err, ".csv:1: no data rows"));
 }
 
-TEST_CASE("fit: a missing column exits 2 naming it and the columns present") {
+TEST_CASE("a missing column exits 2 naming it and the columns present") {
   const auto r = fit_csv("batch,speed\n1,10\n2,15\n");
   CHECK(r.exit_code == 2);
   CHECK(contains(r.err, ".csv:1: no throughput column"));
@@ -57,7 +57,7 @@ TEST_CASE("fit: a missing column exits 2 naming it and the columns present") {
   CHECK(contains(r4.err, "no weight column 'w'"));
 }
 
-TEST_CASE("fit: an ambiguous default throughput column exits 2") {
+TEST_CASE("an ambiguous default throughput column exits 2") {
   const auto r = fit_csv("batch,throughput,images_per_s\n1,10,10\n2,15,15\n");
   CHECK(r.exit_code == 2);
   CHECK(contains(r.err, "ambiguous throughput column (throughput, images_per_s)"));
@@ -66,7 +66,7 @@ TEST_CASE("fit: an ambiguous default throughput column exits 2") {
             .exit_code == 0);
 }
 
-TEST_CASE("fit: a non-numeric value exits 2 naming line, column and value") {
+TEST_CASE("a non-numeric value exits 2 naming line and column and value") {
   const auto r = fit_csv("batch,throughput\n1,10\n2,fast\n4,20\n");
   CHECK(r.exit_code == 2);
   CHECK(contains(r.err, ".csv:3: column 'throughput': 'fast' is not a number"));
@@ -78,7 +78,7 @@ TEST_CASE("fit: a non-numeric value exits 2 naming line, column and value") {
   CHECK(contains(r3.err, ".csv:3: column 'throughput' is empty"));
 }
 
-TEST_CASE("fit: NaN and infinity exit 2 with the line") {
+TEST_CASE("NaN and infinity exit 2 with the line") {
   const auto r = fit_csv("batch,throughput\n1,10\n2,nan\n4,20\n");
   CHECK(r.exit_code == 2);
   CHECK(contains(r.err, ".csv:3: column 'throughput': 'nan' is not finite"));
@@ -87,7 +87,7 @@ TEST_CASE("fit: NaN and infinity exit 2 with the line") {
   CHECK(contains(r2.err, ".csv:3: column 'batch': 'inf' is not finite"));
 }
 
-TEST_CASE("fit: zero and negative values exit 2 with the line") {
+TEST_CASE("zero and negative values exit 2 with the line") {
   const auto r = fit_csv("batch,throughput\n1,10\n2,15\n4,-20\n");
   CHECK(r.exit_code == 2);
   CHECK(contains(r.err, ".csv:4: column 'throughput': -20 must be positive"));
@@ -99,13 +99,13 @@ TEST_CASE("fit: zero and negative values exit 2 with the line") {
   CHECK(contains(r3.err, ".csv:3: column 'w': 0 must be positive"));
 }
 
-TEST_CASE("fit: a row with the wrong number of fields exits 2") {
+TEST_CASE("a row with the wrong number of fields exits 2") {
   const auto r = fit_csv("batch,throughput\n1,10\n2,15,7\n");
   CHECK(r.exit_code == 2);
   CHECK(contains(r.err, ".csv:3: expected 2 fields (batch,throughput), found 3"));
 }
 
-TEST_CASE("fit: a group with one distinct batch size is not identifiable") {
+TEST_CASE("a group with one distinct batch size is not identifiable") {
   // Comments and blank lines count as lines, so the line numbers match an editor's.
   const std::string csv = "gpu,batch,throughput\n# measured twice at one batch\n1,8,100\n1,16,150\n\n2,8,190\n2,8,191\n";
   const auto r = fit_csv(csv, {"--group-col", "gpu"});
@@ -115,7 +115,7 @@ TEST_CASE("fit: a group with one distinct batch size is not identifiable") {
   CHECK(r.out.empty());  // fails before printing any fit
 }
 
-TEST_CASE("fit: bad options exit 2 naming the option") {
+TEST_CASE("bad options exit 2 naming the option") {
   const std::string csv = "batch,throughput\n1,10\n2,15\n4,20\n";
   const auto loss = fit_csv(csv, {"--loss", "l1"});
   CHECK(loss.exit_code == 2);
@@ -144,7 +144,7 @@ TEST_CASE("fit: bad options exit 2 naming the option") {
   CHECK(contains(missing.err, "/nonexistent/points.csv: cannot open"));
 }
 
-TEST_CASE("fit: the library throws InputError for the same problems") {
+TEST_CASE("the library throws InputError for the same problems") {
   trainsim::fit::CsvColumns columns;
   CHECK_THROWS_AS(trainsim::fit::parse_points_csv("batch,throughput\n1,x\n", "p.csv", columns), trainsim::InputError);
   CHECK_THROWS_WITH(trainsim::fit::parse_points_csv("batch,throughput\n1,x\n", "p.csv", columns),
@@ -153,7 +153,7 @@ TEST_CASE("fit: the library throws InputError for the same problems") {
   CHECK_THROWS_WITH(trainsim::fit::fit_series(one_batch), Catch::Contains("not identifiable"));
 }
 
-TEST_CASE("fit: quoted fields and grouping by two columns") {
+TEST_CASE("quoted fields and grouping by two columns") {
   trainsim::fit::CsvColumns columns;
   columns.group = {"gpu", "model"};
   const auto series = trainsim::fit::parse_points_csv(

@@ -94,7 +94,7 @@ double rel_diff(double a, double b) { return std::abs(a / b - 1.0); }
 
 }  // namespace
 
-TEST_CASE("fit: K80/M60 reference fits match scipy curve_fit to 1e-6 (l2)") {
+TEST_CASE("K80/M60 reference fits match scipy curve_fit to 1e-6 (l2)") {
   const json ref = scipy_reference();
   if (ref.is_null()) return;
   const auto fits = fits_by_group({});
@@ -118,7 +118,7 @@ TEST_CASE("fit: K80/M60 reference fits match scipy curve_fit to 1e-6 (l2)") {
   CHECK(json::parse(comma.out)["fits"][0]["v0"] == fits.at("K80/AlexNet")["v0"]);
 }
 
-TEST_CASE("fit: relative errors match scipy curve_fit with sigma = v") {
+TEST_CASE("relative errors match scipy curve_fit with sigma = v") {
   const json ref = scipy_reference();
   if (ref.is_null()) return;
   for (const auto& [group, f] : fits_by_group({"--relative"})) {
@@ -131,7 +131,7 @@ TEST_CASE("fit: relative errors match scipy curve_fit with sigma = v") {
   }
 }
 
-TEST_CASE("fit: Huber loss matches scipy least_squares(loss='huber', f_scale)") {
+TEST_CASE("Huber loss matches scipy least_squares with loss huber and f_scale") {
   const json ref = scipy_reference();
   if (ref.is_null()) return;
   for (const auto& [group, f] : fits_by_group({"--loss", "huber", "--loss-scale", "5"})) {
@@ -143,7 +143,7 @@ TEST_CASE("fit: Huber loss matches scipy least_squares(loss='huber', f_scale)") 
   }
 }
 
-TEST_CASE("fit: a joint fit with shared t matches scipy on a stacked model") {
+TEST_CASE("a joint fit with shared t matches scipy on a stacked model") {
   const json ref = scipy_reference();
   if (ref.is_null()) return;
   const std::string csv = trainsim::test::slurp(kReference);
