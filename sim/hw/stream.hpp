@@ -6,9 +6,11 @@
 
 #include <cstdint>
 #include <deque>
+#include <string_view>
 #include <utility>
 
 #include "sim/core/engine.hpp"
+#include "sim/trace/trace_recorder.hpp"
 
 namespace trainsim::sim {
 
@@ -20,9 +22,19 @@ class Stream {
   Stream(const Stream&) = delete;
   Stream& operator=(const Stream&) = delete;
 
+  // Records every labelled item as a span on `track` of `trace` from now on.
+  void trace_to(TraceRecorder& trace, TraceRecorder::TrackId track) {
+    trace_ = &trace;
+    track_ = track;
+  }
+
   // Runs `duration` of work after everything already submitted; `on_done` fires at its end.
-  void submit(Time duration, Done on_done) {
+  void submit(Time duration, Done on_done) { submit(duration, {}, {}, std::move(on_done)); }
+  // The same, recorded in the trace (when one is attached) as `label` in `category`.
+  void submit(Time duration, std::string_view label, std::string_view category, Done on_done) {
     const Time start = busy_until_ > engine_.now() ? busy_until_ : engine_.now();
+    if (trace_ != nullptr && !label.empty())
+      trace_->span(track_, label, category, start, start + duration);
     busy_until_ = start + duration;
     busy_ += duration;
     ++items_;
@@ -39,6 +51,8 @@ class Stream {
 
  private:
   Engine& engine_;
+  TraceRecorder* trace_ = nullptr;  // not owned; null: no trace
+  TraceRecorder::TrackId track_ = 0;
   Time busy_until_ = Time::zero();
   Time busy_ = Time::zero();
   std::uint64_t items_ = 0;

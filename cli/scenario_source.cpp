@@ -1,0 +1,32 @@
+#include "cli/scenario_source.hpp"
+
+#include <span>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/config/embedded_file.hpp"
+#include "sim/config/json_source.hpp"
+
+namespace trainsim::examples {
+std::span<const sim::EmbeddedFile> embedded_files();
+}
+
+namespace trainsim::cli {
+
+models::Scenario load_scenario_source(const std::string& file,
+                                      const std::vector<std::string>& overrides,
+                                      const sim::ProfileLibrary& profiles) {
+  nlohmann::json doc;
+  std::string label = file;
+  if (file.empty()) {
+    label = std::string("<built-in>/examples/") + kDefaultScenario;
+    for (const auto& f : examples::embedded_files()) {
+      if (f.path == kDefaultScenario) doc = sim::parse_json_text(std::string(f.content), label);
+    }
+  } else {
+    doc = sim::load_json_file(file);
+  }
+  return models::load_scenario(std::move(doc), label, overrides, profiles);
+}
+
+}  // namespace trainsim::cli

@@ -1,0 +1,21 @@
+#pragma once
+// Where a scenario comes from: a JSON file named on the command line, or, when none is named,
+// the built-in demo scenario compiled into the binary. Shared by simulate, sweep, plan and
+// calibrate.
+
+#include <string>
+#include <vector>
+
+#include "models/scenario.hpp"
+#include "sim/config/profile_library.hpp"
+
+namespace trainsim::cli {
+
+inline constexpr const char* kDefaultScenario = "resnet50_dgx_a100.json";
+
+// Loads `file` (or the built-in default when empty), applies `overrides` and validates it.
+models::Scenario load_scenario_source(const std::string& file,
+                                      const std::vector<std::string>& overrides,
+                                      const sim::ProfileLibrary& profiles);
+
+}  // namespace trainsim::cli

@@ -1,0 +1,100 @@
+#include "cli/step_report_format.hpp"
+
+#include <iomanip>
+#include <ostream>
+
+#include "cli/units_format.hpp"
+
+namespace trainsim::cli {
+
+nlohmann::json step_report_json(const models::StepReport& r) {
+  const auto& b = r.breakdown;
+  const auto& m = r.memory;
+  return {
+      {"scenario", r.scenario},
+      {"model", r.model},
+      {"cluster", r.cluster},
+      {"accelerator", r.accelerator},
+      {"precision", r.precision},
+      {"devices", r.devices},
+      {"data_parallel", r.data_parallel},
+      {"global_batch", r.global_batch},
+      {"step_time_s", r.step_time_s},
+      {"throughput_samples_per_s", r.throughput_samples_per_s},
+      {"breakdown_s",
+       {{"compute", b.compute_s},
+        {"recompute", b.recompute_s},
+        {"exposed_comm", b.exposed_comm_s},
+        {"input_stall", b.input_stall_s},
+        {"bubble", b.bubble_s},
+        {"optimizer", b.optimizer_s}}},
+      {"comm_time_s", r.comm_time_s},
+      {"gradient_bytes", r.gradient_bytes},
+      {"buckets", r.buckets},
+      {"memory",
+       {{"peak_bytes_per_device", m.peak_bytes_per_device},
+        {"capacity_bytes", m.capacity_bytes},
+        {"fits", m.fits},
+        {"max_batch_that_fits", m.max_batch_that_fits},
+        {"weights_bytes", m.weights_bytes},
+        {"gradients_bytes", m.gradients_bytes},
+        {"optimizer_state_bytes", m.optimizer_state_bytes},
+        {"activations_bytes", m.activations_bytes},
+        {"workspace_bytes", m.workspace_bytes}}},
+      {"fresh_sample_fraction", r.fresh_sample_fraction},
+      {"upstream_batch_s", r.upstream_batch_s},
+      {"sim", {{"events", r.events}, {"wall_s", r.wall_s}}},
+  };
+}
+
+void flatten_json(const nlohmann::json& j, const std::string& prefix,
+                  std::vector<std::pair<std::string, std::string>>& out) {
+  for (const auto& [k, v] : j.items()) {
+    const std::string key = prefix.empty() ? k : prefix + "." + k;
+    if (v.is_object()) {
+      flatten_json(v, key, out);
+    } else {
+      out.emplace_back(key, v.is_string() ? v.get<std::string>() : v.dump());
+    }
+  }
+}
+
+void print_step_report_text(std::ostream& os, const models::StepReport& r) {
+  const auto& b = r.breakdown;
+  const auto pct = [&](double v) { return format_number(100 * v / r.step_time_s, 3) + "%"; };
+  os << "scenario " << r.scenario << ": " << r.model << " on " << r.cluster << " (" << r.devices
+     << " x " << r.accelerator << ", " << r.precision << ")\n\n"
+     << "  step time            " << format_seconds(r.step_time_s) << "\n"
+     << "  throughput           " << format_number(r.throughput_samples_per_s, 5)
+     << " samples/s  (global batch " << r.global_batch << ")\n\n"
+     << "  breakdown per step (steady state):\n"
+     << "    compute            " << std::setw(12) << format_seconds(b.compute_s) << "  "
+     << pct(b.compute_s) << "\n"
+     << "    recompute          " << std::setw(12) << format_seconds(b.recompute_s) << "  "
+     << pct(b.recompute_s) << "\n"
+     << "    exposed comm       " << std::setw(12) << format_seconds(b.exposed_comm_s) << "  "
+     << pct(b.exposed_comm_s) << "  (of " << format_seconds(r.comm_time_s) << " communication in "
+     << r.buckets << " buckets, " << format_bytes(r.gradient_bytes) << " of gradients)\n"
+     << "    input stall        " << std::setw(12) << format_seconds(b.input_stall_s) << "  "
+     << pct(b.input_stall_s) << "\n"
+     << "    pipeline bubble    " << std::setw(12) << format_seconds(b.bubble_s) << "  "
+     << pct(b.bubble_s) << "\n"
+     << "    optimizer          " << std::setw(12) << format_seconds(b.optimizer_s) << "  "
+     << pct(b.optimizer_s) << "\n\n";
+  const auto& m = r.memory;
+  os << "  memory per device    " << format_bytes(m.peak_bytes_per_device) << " of "
+     << format_bytes(m.capacity_bytes) << (m.fits ? " (fits)" : " (DOES NOT FIT)")
+     << "; largest batch that fits " << m.max_batch_that_fits << "\n"
+     << "    weights " << format_bytes(m.weights_bytes) << ", gradients "
+     << format_bytes(m.gradients_bytes) << ", optimizer state "
+     << format_bytes(m.optimizer_state_bytes) << ", activations "
+     << format_bytes(m.activations_bytes) << "\n";
+  if (r.upstream_batch_s > 0) {
+    os << "  input pipeline       " << format_seconds(r.upstream_batch_s)
+       << " per fresh batch upstream; fresh samples "
+       << format_number(100 * r.fresh_sample_fraction, 3) << "%\n";
+  }
+  os << "  simulation           " << r.events << " events in " << format_seconds(r.wall_s) << "\n";
+}
+
+}  // namespace trainsim::cli
