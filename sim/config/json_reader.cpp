@@ -3,34 +3,10 @@
 #include <algorithm>
 #include <cmath>
 
+#include "sim/config/nearest_name.hpp"
 #include "sim/core/input_error.hpp"
 
 namespace trainsim::sim {
-
-std::string nearest_name(const std::string& word, const std::vector<std::string>& candidates) {
-  std::string best;
-  std::size_t best_d = std::string::npos;
-  for (const std::string& c : candidates) {
-    std::vector<std::size_t> row(c.size() + 1);
-    for (std::size_t j = 0; j <= c.size(); ++j) row[j] = j;
-    for (std::size_t i = 1; i <= word.size(); ++i) {
-      std::size_t diag = row[0];
-      row[0] = i;
-      for (std::size_t j = 1; j <= c.size(); ++j) {
-        const std::size_t up = row[j];
-        row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (word[i - 1] == c[j - 1] ? 0u : 1u)});
-        diag = up;
-      }
-    }
-    if (row[c.size()] < best_d) {
-      best_d = row[c.size()];
-      best = c;
-    }
-  }
-  // Close enough to be a typo: at most a third of the word changed (at least 1 edit allowed).
-  const std::size_t limit = std::max<std::size_t>(1, (word.size() + 2) / 3);
-  return best_d <= limit ? best : "";
-}
 
 std::string show_json(const nlohmann::json& v) {
   std::string s = v.dump();
@@ -38,12 +14,15 @@ std::string show_json(const nlohmann::json& v) {
   return s;
 }
 
-JsonReader::JsonReader(const nlohmann::json& node, std::shared_ptr<const JsonSource> source, std::string path)
+JsonReader::JsonReader(const nlohmann::json& node, std::shared_ptr<const JsonSource> source,
+                       std::string path)
     : node_(&node), source_(std::move(source)), path_(std::move(path)) {
   if (!node_->is_object()) fail_here("expected an object, got " + show_json(*node_));
 }
 
-std::string JsonReader::path_of(const std::string& key) const { return path_.empty() ? key : path_ + "." + key; }
+std::string JsonReader::path_of(const std::string& key) const {
+  return path_.empty() ? key : path_ + "." + key;
+}
 
 void JsonReader::fail(const std::string& key, const std::string& message) const {
   throw InputError(source_->describe(path_of(key)), message);
@@ -53,7 +32,9 @@ void JsonReader::fail_here(const std::string& message) const {
   throw InputError(source_->describe(path_.empty() ? "(top level)" : path_), message);
 }
 
-bool JsonReader::has(const std::string& key) const { return node_->contains(key); }
+bool JsonReader::has(const std::string& key) const {
+  return node_->contains(key);
+}
 
 const nlohmann::json* JsonReader::lookup(const std::string& key) {
   asked_.insert(key);
@@ -77,16 +58,20 @@ const nlohmann::json& JsonReader::required(const std::string& key) {
 }
 
 void JsonReader::ignore(std::initializer_list<const char*> keys) {
-  for (const char* k : keys) asked_.insert(k);
+  for (const char* k : keys)
+    asked_.insert(k);
 }
 
 void JsonReader::done() const {
   for (const auto& [key, value] : node_->items()) {
     if (asked_.count(key) != 0) continue;
-    const std::string near = nearest_name(key, std::vector<std::string>(asked_.begin(), asked_.end()));
+    const std::string near =
+        nearest_name(key, std::vector<std::string>(asked_.begin(), asked_.end()));
     std::string known;
-    for (const auto& k : asked_) known += (known.empty() ? "" : ", ") + k;
-    fail(key, "unknown key '" + key + "'" + (near.empty() ? "" : " (did you mean '" + near + "'?)") +
+    for (const auto& k : asked_)
+      known += (known.empty() ? "" : ", ") + k;
+    fail(key, "unknown key '" + key + "'" +
+                  (near.empty() ? "" : " (did you mean '" + near + "'?)") +
                   "; known keys: " + known);
   }
 }
@@ -110,16 +95,19 @@ std::vector<JsonReader> JsonReader::objects(const std::string& key) {
   std::vector<JsonReader> out;
   for (std::size_t i = 0; i < v.size(); ++i) {
     const std::string p = path_of(key) + "[" + std::to_string(i) + "]";
-    if (!v[i].is_object()) throw InputError(source_->describe(p), "expected an object, got " + show_json(v[i]));
+    if (!v[i].is_object())
+      throw InputError(source_->describe(p), "expected an object, got " + show_json(v[i]));
     out.emplace_back(v[i], source_, p);
   }
   return out;
 }
 
-double JsonReader::check_bound(const std::string& key, double v, Bound b, const nlohmann::json& shown) const {
+double JsonReader::check_bound(const std::string& key, double v, Bound b,
+                               const nlohmann::json& shown) const {
   if (!std::isfinite(v)) fail(key, "value " + show_json(shown) + " is not a finite number");
   switch (b) {
-    case Bound::any: break;
+    case Bound::any:
+      break;
     case Bound::positive:
       if (!(v > 0)) fail(key, "value " + show_json(shown) + " must be positive");
       break;
@@ -138,11 +126,13 @@ std::optional<double> JsonReader::optional_quantity(const std::string& key, Dime
   if (v == nullptr) return std::nullopt;
   if (v->is_number()) return check_bound(key, v->get<double>(), b, *v);
   if (!v->is_string()) {
-    fail(key, "expected " + std::string(dimension_name(d)) + " such as a string with units, got " + show_json(*v));
+    fail(key, "expected " + std::string(dimension_name(d)) + " such as a string with units, got " +
+                  show_json(*v));
   }
   const auto q = parse_quantity(v->get<std::string>(), d);
   if (!q) {
-    fail(key, "value " + show_json(*v) + " is not " + dimension_name(d) + " (accepted units: " + accepted_units(d) + ")");
+    fail(key, "value " + show_json(*v) + " is not " + dimension_name(d) +
+                  " (accepted units: " + accepted_units(d) + ")");
   }
   return check_bound(key, *q, b, *v);
 }
@@ -170,11 +160,13 @@ std::int64_t JsonReader::integer(const std::string& key, std::int64_t min_value)
   const nlohmann::json& v = required(key);
   if (!v.is_number_integer()) fail(key, "expected an integer, got " + show_json(v));
   const std::int64_t i = v.get<std::int64_t>();
-  if (i < min_value) fail(key, "value " + show_json(v) + " must be at least " + std::to_string(min_value));
+  if (i < min_value)
+    fail(key, "value " + show_json(v) + " must be at least " + std::to_string(min_value));
   return i;
 }
 
-std::int64_t JsonReader::integer_or(const std::string& key, std::int64_t min_value, std::int64_t fallback) {
+std::int64_t JsonReader::integer_or(const std::string& key, std::int64_t min_value,
+                                    std::int64_t fallback) {
   return has(key) ? integer(key, min_value) : (asked_.insert(key), fallback);
 }
 
@@ -217,11 +209,14 @@ std::string JsonReader::choice(const std::string& key, std::initializer_list<con
   if (std::find(options.begin(), options.end(), s) != options.end()) return s;
   const std::string near = nearest_name(s, options);
   std::string list;
-  for (const auto& o : options) list += (list.empty() ? "" : "|") + o;
-  fail(key, "value \"" + s + "\" is not one of " + list + (near.empty() ? "" : " (did you mean '" + near + "'?)"));
+  for (const auto& o : options)
+    list += (list.empty() ? "" : "|") + o;
+  fail(key, "value \"" + s + "\" is not one of " + list +
+                (near.empty() ? "" : " (did you mean '" + near + "'?)"));
 }
 
-std::string JsonReader::choice_or(const std::string& key, std::initializer_list<const char*> choices,
+std::string JsonReader::choice_or(const std::string& key,
+                                  std::initializer_list<const char*> choices,
                                   const std::string& fallback) {
   return has(key) ? choice(key, choices) : (asked_.insert(key), fallback);
 }

@@ -20,15 +20,16 @@
 namespace trainsim::sim {
 
 enum class Bound {
-  any,           // any finite number
-  positive,      // > 0
-  non_negative,  // >= 0
-  unit_interval, // in (0, 1]
+  any,            // any finite number
+  positive,       // > 0
+  non_negative,   // >= 0
+  unit_interval,  // in (0, 1]
 };
 
 class JsonReader {
  public:
-  JsonReader(const nlohmann::json& node, std::shared_ptr<const JsonSource> source, std::string path = "");
+  JsonReader(const nlohmann::json& node, std::shared_ptr<const JsonSource> source,
+             std::string path = "");
 
   bool has(const std::string& key) const;
   const nlohmann::json& raw() const { return *node_; }
@@ -42,7 +43,8 @@ class JsonReader {
   // A quantity with units (string) or a plain SI number.
   double quantity(const std::string& key, Dimension d, Bound b = Bound::positive);
   double quantity_or(const std::string& key, Dimension d, Bound b, double fallback);
-  std::optional<double> optional_quantity(const std::string& key, Dimension d, Bound b = Bound::positive);
+  std::optional<double> optional_quantity(const std::string& key, Dimension d,
+                                          Bound b = Bound::positive);
   double number(const std::string& key, Bound b = Bound::any);
   double number_or(const std::string& key, Bound b, double fallback);
   std::int64_t integer(const std::string& key, std::int64_t min_value = 1);
@@ -76,8 +78,6 @@ class JsonReader {
   std::set<std::string> asked_;
 };
 
-// Levenshtein-nearest candidate to `word`, or "" when nothing is reasonably close.
-std::string nearest_name(const std::string& word, const std::vector<std::string>& candidates);
 // Compact rendering of a JSON value for messages (strings quoted, long values cut).
 std::string show_json(const nlohmann::json& v);
 

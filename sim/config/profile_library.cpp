@@ -4,6 +4,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "sim/config/nearest_name.hpp"
 #include "sim/core/input_error.hpp"
 
 namespace trainsim::sim {
@@ -51,7 +52,8 @@ AcceleratorSpec read_accelerator(JsonReader& r) {
   if (!any) r.fail("peak_flops", "needs at least one of fp32, tf32, fp16, bf16, int8");
   a.memory_bw_bytes_per_s = r.quantity("memory_bandwidth", Dimension::bytes_per_s);
   a.memory_capacity_bytes = r.quantity("memory_capacity", Dimension::bytes);
-  a.kernel_launch_overhead_s = r.quantity("kernel_launch_overhead", Dimension::seconds, Bound::non_negative);
+  a.kernel_launch_overhead_s =
+      r.quantity("kernel_launch_overhead", Dimension::seconds, Bound::non_negative);
   JsonReader eff = r.object("efficiency");
   a.compute_efficiency = eff.number("compute", Bound::unit_interval);
   a.memory_efficiency = eff.number("memory", Bound::unit_interval);
@@ -80,14 +82,16 @@ LinkSpec read_link(JsonReader& r) {
   l.description = r.string_or("description", "");
   l.bw_bytes_per_s = r.quantity("bandwidth", Dimension::bytes_per_s);
   l.latency_s = r.quantity("latency", Dimension::seconds, Bound::non_negative);
-  l.duplex = r.choice_or("duplex", {"full", "half"}, "full") == "full" ? Duplex::full : Duplex::half;
+  l.duplex =
+      r.choice_or("duplex", {"full", "half"}, "full") == "full" ? Duplex::full : Duplex::half;
   r.done();
   return l;
 }
 
 ProfileLibrary::ProfileLibrary(std::span<const EmbeddedFile> embedded,
                                const std::vector<std::filesystem::path>& extra_dirs) {
-  for (const EmbeddedFile& f : embedded) add("hw_profiles/" + std::string(f.path), std::string(f.content));
+  for (const EmbeddedFile& f : embedded)
+    add("hw_profiles/" + std::string(f.path), std::string(f.content));
   for (const auto& dir : extra_dirs) {
     if (!std::filesystem::is_directory(dir)) {
       throw InputError(dir.string(), "profile folder does not exist or is not a folder");
@@ -119,7 +123,8 @@ void ProfileLibrary::add(const std::string& origin, const std::string& text) {
   const std::string kind = r.choice("kind", {"accelerator", "host", "link", "cluster"});
   const std::string name = r.string("name");
   const std::string stem = std::filesystem::path(origin).stem().string();
-  if (name != stem) r.fail("name", "profile name \"" + name + "\" must equal the file name \"" + stem + "\"");
+  if (name != stem)
+    r.fail("name", "profile name \"" + name + "\" must equal the file name \"" + stem + "\"");
   ProfileEntry e{kind, name, j.value("description", ""), origin, std::move(j)};
   entries_.insert_or_assign({kind, name}, std::move(e));
 }
@@ -150,12 +155,14 @@ const ProfileEntry& ProfileLibrary::find(const std::string& name, const std::str
   }
   if (found != nullptr) return *found;
   const std::string near = nearest_name(name, names);
-  throw InputError(where, "unknown " + (kind.empty() ? std::string("profile") : kind + " profile") + " \"" + name +
-                              "\"" + (near.empty() ? "" : " (did you mean '" + near + "'?)") +
+  throw InputError(where, "unknown " + (kind.empty() ? std::string("profile") : kind + " profile") +
+                              " \"" + name + "\"" +
+                              (near.empty() ? "" : " (did you mean '" + near + "'?)") +
                               "; see 'trainsim profiles list'");
 }
 
-AcceleratorSpec ProfileLibrary::accelerator(const std::string& name, const std::string& where) const {
+AcceleratorSpec ProfileLibrary::accelerator(const std::string& name,
+                                            const std::string& where) const {
   const ProfileEntry& e = find(name, "accelerator", where);
   JsonReader r(e.json, source_for(e.origin));
   return read_accelerator(r);
@@ -190,10 +197,12 @@ ClusterSpec ProfileLibrary::cluster_from(JsonReader& r) const {
   c.accelerator = accelerator(node.string("accelerator"), node.path_of("accelerator"));
   c.accelerators_per_node = static_cast<int>(node.integer("accelerators_per_node", 1));
   JsonReader intra = node.object("intra");
-  c.intra_topology = parse_intra(intra.choice("topology", {"switched", "ring", "fully_connected", "torus2d"}));
+  c.intra_topology =
+      parse_intra(intra.choice("topology", {"switched", "ring", "fully_connected", "torus2d"}));
   c.intra_link = link(intra.string("link"), intra.path_of("link"));
   if (c.intra_topology == IntraTopology::torus2d) {
-    for (auto v : intra.integer_list("dims")) c.intra_dims.push_back(static_cast<int>(v));
+    for (auto v : intra.integer_list("dims"))
+      c.intra_dims.push_back(static_cast<int>(v));
     if (c.intra_dims.size() != 2 || c.intra_dims[0] * c.intra_dims[1] != c.accelerators_per_node) {
       intra.fail("dims", "torus2d dims must be two numbers whose product is accelerators_per_node");
     }
@@ -208,13 +217,16 @@ ClusterSpec ProfileLibrary::cluster_from(JsonReader& r) const {
     c.inter_link = link(inter->string("link"), inter->path_of("link"));
     c.nics_per_node = static_cast<int>(inter->integer_or("nics_per_node", 1, 1));
     if (c.inter_topology == InterTopology::torus2d || c.inter_topology == InterTopology::torus3d) {
-      for (auto v : inter->integer_list("dims")) c.inter_dims.push_back(static_cast<int>(v));
+      for (auto v : inter->integer_list("dims"))
+        c.inter_dims.push_back(static_cast<int>(v));
       const std::size_t want = c.inter_topology == InterTopology::torus2d ? 2 : 3;
       int product = 1;
-      for (int v : c.inter_dims) product *= v;
+      for (int v : c.inter_dims)
+        product *= v;
       if (c.inter_dims.size() != want || product != c.nodes) {
-        inter->fail("dims", "torus dims must be " + std::to_string(want) + " numbers whose product is nodes (" +
-                                std::to_string(c.nodes) + ")");
+        inter->fail("dims", "torus dims must be " + std::to_string(want) +
+                                " numbers whose product is nodes (" + std::to_string(c.nodes) +
+                                ")");
       }
     }
     if (c.inter_topology == InterTopology::fat_tree) {
@@ -229,7 +241,8 @@ ClusterSpec ProfileLibrary::cluster_from(JsonReader& r) const {
   return c;
 }
 
-bool ProfileLibrary::expand_cluster(const std::string& path, nlohmann::json& node, JsonSource& source) const {
+bool ProfileLibrary::expand_cluster(const std::string& path, nlohmann::json& node,
+                                    JsonSource& source) const {
   if (path != "cluster" || !node.is_string()) return false;
   const ProfileEntry& e = find(node.get<std::string>(), "cluster", source.describe(path));
   node = e.json;

@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include "sim/config/nearest_name.hpp"
 #include "sim/config/units.hpp"
 
 using trainsim::sim::Dimension;
@@ -30,12 +31,24 @@ TEST_CASE("sizes, durations and compute rates") {
 }
 
 TEST_CASE("wrong or unknown units are rejected") {
-  CHECK_FALSE(parse_quantity("900 GB", Dimension::bytes_per_s));     // a size is not a bandwidth
-  CHECK_FALSE(parse_quantity("900 gB/s", Dimension::bytes_per_s));   // no such prefix
+  CHECK_FALSE(parse_quantity("900 GB", Dimension::bytes_per_s));    // a size is not a bandwidth
+  CHECK_FALSE(parse_quantity("900 gB/s", Dimension::bytes_per_s));  // no such prefix
   CHECK_FALSE(parse_quantity("50 usec", Dimension::seconds));
-  CHECK_FALSE(parse_quantity("50", Dimension::seconds));             // bare strings need a unit
+  CHECK_FALSE(parse_quantity("50", Dimension::seconds));  // bare strings need a unit
   CHECK_FALSE(parse_quantity("fast", Dimension::bytes_per_s));
   CHECK_FALSE(parse_quantity("", Dimension::bytes));
   CHECK_FALSE(parse_quantity("nan GB", Dimension::bytes));
-  CHECK_FALSE(parse_quantity("1 kms", Dimension::seconds));          // time units take no prefix
+  CHECK_FALSE(parse_quantity("1 kms", Dimension::seconds));  // time units take no prefix
+}
+
+TEST_CASE("nearest_name: one typo rule for keys, profiles and models", "[config]") {
+  using trainsim::sim::levenshtein;
+  using trainsim::sim::nearest_name;
+  CHECK(levenshtein("kitten", "sitting") == 3);
+  CHECK(levenshtein("", "abc") == 3);
+  CHECK(levenshtein("ResNet50", "resnet50") == 0);
+  CHECK(nearest_name("gpt2-xl", {"gpt2", "gpt2_xl", "bert_base"}) == "gpt2_xl");
+  CHECK(nearest_name("bandwith", {"bandwidth", "latency"}) == "bandwidth");
+  CHECK(nearest_name("zzzzzzzz", {"gpt2", "vgg16"}).empty());
+  CHECK(nearest_name("x", {}).empty());
 }

@@ -5,7 +5,6 @@
 #include <set>
 #include <string>
 
-#include "models/zoo/levenshtein.hpp"
 #include "models/zoo/zoo.hpp"
 #include "sim/core/input_error.hpp"
 
@@ -53,7 +52,8 @@ TEST_CASE("layer counts match torchgpipe's nn.Sequential, which its balance list
   CHECK(build("unet").layers.size() == 241);
   CHECK(build("unet", {{"B", 11}, {"C", 128}}).layers.size() == 505);
   CHECK(build("unet", {{"B", 24}, {"C", 128}}).layers.size() == 526 + 551);
-  CHECK(build("unet", {{"B", 48}, {"C", 160}}).layers.size() == 800 + 140 + 62 + 36 + 36 + 36 + 36 + 987);
+  CHECK(build("unet", {{"B", 48}, {"C", 160}}).layers.size() ==
+        800 + 140 + 62 + 36 + 36 + 36 + 36 + 987);
 }
 
 TEST_CASE("backward convention: input and weight gradients each cost one forward of a conv") {
@@ -76,11 +76,13 @@ TEST_CASE("op classes are meaningful") {
   const ZooModel b0 = build("efficientnet_b0");
   const ZooModel g16 = build("efficientnet_b4_g16");
   auto count = [](const ZooModel& m, OpClass op) {
-    return std::count_if(m.layers.begin(), m.layers.end(), [&](const auto& l) { return l.op == op; });
+    return std::count_if(m.layers.begin(), m.layers.end(),
+                         [&](const auto& l) { return l.op == op; });
   };
   CHECK(count(b0, OpClass::depthwise_conv) == 16);  // one per MBConv block
   CHECK(count(b0, OpClass::grouped_conv) == 0);
-  CHECK(count(g16, OpClass::grouped_conv) == count(build("efficientnet_b4"), OpClass::depthwise_conv));
+  CHECK(count(g16, OpClass::grouped_conv) ==
+        count(build("efficientnet_b4"), OpClass::depthwise_conv));
   CHECK(count(build("gpt2"), OpClass::attention) == 12);
   CHECK(count(build("lstm_ptb"), OpClass::recurrent) == 2);
   CHECK(count(build("bert_base"), OpClass::embedding) == 1);
@@ -116,21 +118,13 @@ TEST_CASE("input resolution and sequence length scale the work") {
 TEST_CASE("bad models and hyper-parameters are input errors that name the culprit") {
   CHECK_THROWS_WITH(build("resnet5"), Catch::Contains("unknown model 'resnet5'") &&
                                           Catch::Contains("did you mean 'resnet50'"));
-  CHECK_THROWS_WITH(build("resnet50", {{"resolutoin", 224}}),
-                    Catch::Contains("--set resolutoin") && Catch::Contains("did you mean 'resolution'"));
+  CHECK_THROWS_WITH(
+      build("resnet50", {{"resolutoin", 224}}),
+      Catch::Contains("--set resolutoin") && Catch::Contains("did you mean 'resolution'"));
   CHECK_THROWS_WITH(build("resnet50", {{"resolution", 0}}), Catch::Contains("resolution=0"));
   CHECK_THROWS_WITH(build("resnet50", {{"resolution", 2.5}}), Catch::Contains("positive integer"));
   CHECK_THROWS_WITH(build("vgg16", {{"resolution", 8}}), Catch::Contains("resolution=8"));
   CHECK_THROWS_WITH(build("gpt2", {{"heads", 5}}), Catch::Contains("heads=5"));
   CHECK_THROWS_WITH(build("resnet20", {{"depth", 21}}), Catch::Contains("depth=21"));
   CHECK_THROWS_AS(build("amoebanet_d", {{"N", 10}}), InputError);
-}
-
-TEST_CASE("levenshtein suggestions") {
-  using trainsim::models::levenshtein;
-  using trainsim::models::nearest_name;
-  CHECK(levenshtein("kitten", "sitting") == 3);
-  CHECK(levenshtein("", "abc") == 3);
-  CHECK(nearest_name("gpt2-xl", {"gpt2", "gpt2_xl", "bert_base"}) == "gpt2_xl");
-  CHECK(nearest_name("zzzzzzzz", {"gpt2", "vgg16"}).empty());
 }
