@@ -52,8 +52,12 @@ class Amoeba {
   explicit Amoeba(NetBuilder& nb) : nb_(nb) {}
 
   Tensor relu(const Tensor& x) { return nb_.activation(x, Activation::relu); }
-  Tensor conv_bn(const Tensor& x, const Conv2d& spec) { return nb_.batch_norm(nb_.conv2d(x, spec)); }
-  Tensor relu_conv_bn(const Tensor& x, std::int64_t out) { return conv_bn(relu(x), conv_spec(out, 1)); }
+  Tensor conv_bn(const Tensor& x, const Conv2d& spec) {
+    return nb_.batch_norm(nb_.conv2d(x, spec));
+  }
+  Tensor relu_conv_bn(const Tensor& x, std::int64_t out) {
+    return conv_bn(relu(x), conv_spec(out, 1));
+  }
 
   Tensor factorized_reduce(const Tensor& x, std::int64_t out) {
     const Tensor r = relu(x);
@@ -66,10 +70,14 @@ class Amoeba {
   Tensor apply(Op op, const Tensor& x, std::int64_t stride) {
     const std::int64_t c = x.channels();
     switch (op) {
-      case Op::none: return stride == 1 ? x : factorized_reduce(x, c);
-      case Op::avg_pool_3x3: return nb_.avg_pool(x, 3, stride, 1);
-      case Op::max_pool_2x2: return nb_.max_pool(x, 2, stride, 0);
-      case Op::conv_1x1: return conv_bn(relu(x), conv_spec(c, 1, stride));
+      case Op::none:
+        return stride == 1 ? x : factorized_reduce(x, c);
+      case Op::avg_pool_3x3:
+        return nb_.avg_pool(x, 3, stride, 1);
+      case Op::max_pool_2x2:
+        return nb_.max_pool(x, 2, stride, 0);
+      case Op::conv_1x1:
+        return conv_bn(relu(x), conv_spec(c, 1, stride));
       case Op::conv_3x3: {
         Tensor t = conv_bn(relu(x), conv_spec(c / 4, 1));
         t = conv_bn(relu(t), conv_spec(c / 4, 3, stride));
@@ -88,7 +96,8 @@ class Amoeba {
   // One cell on (latest, previous) states; returns its concatenated output.
   template <std::size_t N, std::size_t K>
   Tensor cell(const Tensor& latest, const Tensor& previous, std::int64_t channels, bool reduction,
-              bool reduction_prev, const std::array<CellOp, N>& ops, const std::array<int, K>& concat) {
+              bool reduction_prev, const std::array<CellOp, N>& ops,
+              const std::array<int, K>& concat) {
     std::vector<Tensor> states;
     states.push_back(relu_conv_bn(latest, channels));
     if (reduction_prev) {
@@ -100,13 +109,15 @@ class Amoeba {
     }
     for (std::size_t i = 0; i < N; i += 2) {
       const auto stride_of = [&](int state) { return reduction && state < 2 ? 2 : 1; };
-      const Tensor h1 = apply(ops[i].op, states.at(static_cast<std::size_t>(ops[i].state)), stride_of(ops[i].state));
-      const Tensor h2 =
-          apply(ops[i + 1].op, states.at(static_cast<std::size_t>(ops[i + 1].state)), stride_of(ops[i + 1].state));
+      const Tensor h1 = apply(ops[i].op, states.at(static_cast<std::size_t>(ops[i].state)),
+                              stride_of(ops[i].state));
+      const Tensor h2 = apply(ops[i + 1].op, states.at(static_cast<std::size_t>(ops[i + 1].state)),
+                              stride_of(ops[i + 1].state));
       states.push_back(nb_.add(h1, h2));
     }
     std::vector<Tensor> parts;
-    for (const int i : concat) parts.push_back(states.at(static_cast<std::size_t>(i)));
+    for (const int i : concat)
+      parts.push_back(states.at(static_cast<std::size_t>(i)));
     return nb_.concat(parts);
   }
 
@@ -119,8 +130,10 @@ class Amoeba {
 ZooModel make_amoebanet_d(const Hyperparameters& hp) {
   const std::int64_t num_layers = hp.get("N");
   const std::int64_t num_filters = hp.get("F");
-  if (num_layers % 3 != 0) throw ShapeError("N=" + std::to_string(num_layers) + " is not a multiple of 3");
-  if (num_filters % 8 != 0) throw ShapeError("F=" + std::to_string(num_filters) + " is not a multiple of 8");
+  if (num_layers % 3 != 0)
+    throw ShapeError("N=" + std::to_string(num_layers) + " is not a multiple of 3");
+  if (num_filters % 8 != 0)
+    throw ShapeError("F=" + std::to_string(num_filters) + " is not a multiple of 8");
   const std::int64_t res = hp.get("resolution");
   ZooModel m;
   m.input_shape = {3, res, res};
@@ -141,9 +154,10 @@ ZooModel make_amoebanet_d(const Hyperparameters& hp) {
   auto add_cell = [&](const std::string& name, bool reduction) {
     if (reduction) channels *= 2;
     nb.begin(name, OpClass::conv, latest.elements() + (first ? 0 : previous.elements()));
-    const Tensor out = reduction ? a.cell(latest, previous, channels, true, reduction_prev, kReductionOps,
-                                          kReductionConcat)
-                                 : a.cell(latest, previous, channels, false, reduction_prev, kNormalOps, kNormalConcat);
+    const Tensor out = reduction ? a.cell(latest, previous, channels, true, reduction_prev,
+                                          kReductionOps, kReductionConcat)
+                                 : a.cell(latest, previous, channels, false, reduction_prev,
+                                          kNormalOps, kNormalConcat);
     nb.end(out, latest.elements());  // the Sequential hands on (output, this cell's input)
     previous = latest;
     latest = out;
@@ -153,11 +167,14 @@ ZooModel make_amoebanet_d(const Hyperparameters& hp) {
   add_cell("stem2", true);
   add_cell("stem3", true);
   const std::int64_t repeat = num_layers / 3;
-  for (std::int64_t i = 0; i < repeat; ++i) add_cell("cell1_normal" + std::to_string(i + 1), false);
+  for (std::int64_t i = 0; i < repeat; ++i)
+    add_cell("cell1_normal" + std::to_string(i + 1), false);
   add_cell("cell2_reduction", true);
-  for (std::int64_t i = 0; i < repeat; ++i) add_cell("cell3_normal" + std::to_string(i + 1), false);
+  for (std::int64_t i = 0; i < repeat; ++i)
+    add_cell("cell3_normal" + std::to_string(i + 1), false);
   add_cell("cell4_reduction", true);
-  for (std::int64_t i = 0; i < repeat; ++i) add_cell("cell5_normal" + std::to_string(i + 1), false);
+  for (std::int64_t i = 0; i < repeat; ++i)
+    add_cell("cell5_normal" + std::to_string(i + 1), false);
 
   nb.begin("classify", OpClass::matmul, latest.elements() + previous.elements());
   Tensor logits = nb.linear(nb.global_avg_pool(latest), hp.get("num_classes"), true);

@@ -29,7 +29,7 @@ struct StageConfig {
 
 // EfficientNet-B0 (Tan & Le 2019, Table 1); the first stage never expands.
 constexpr StageConfig kB0Stages[] = {
-    {1, 3, 1, 32, 16, 1},  {0, 3, 2, 16, 24, 2},  {0, 5, 2, 24, 40, 2},   {0, 3, 2, 40, 80, 3},
+    {1, 3, 1, 32, 16, 1},  {0, 3, 2, 16, 24, 2},   {0, 5, 2, 24, 40, 2},   {0, 3, 2, 40, 80, 3},
     {0, 5, 1, 80, 112, 3}, {0, 5, 2, 112, 192, 4}, {0, 3, 1, 192, 320, 1},
 };
 
@@ -54,12 +54,15 @@ std::int64_t group_count(std::int64_t channels, std::int64_t group_dim) {
   std::int64_t best = 1;
   for (std::int64_t g = 1; g <= channels; ++g) {
     if (channels % g != 0) continue;
-    if (std::abs(static_cast<double>(g) - target) <= std::abs(static_cast<double>(best) - target)) best = g;
+    if (std::abs(static_cast<double>(g) - target) <= std::abs(static_cast<double>(best) - target))
+      best = g;
   }
   return best;
 }
 
-Tensor silu(NetBuilder& nb, const Tensor& t) { return nb.activation(t, Activation::silu); }
+Tensor silu(NetBuilder& nb, const Tensor& t) {
+  return nb.activation(t, Activation::silu);
+}
 
 }  // namespace
 
@@ -74,15 +77,18 @@ ZooModel make_efficientnet(const Hyperparameters& hp, int variant) {
   NetBuilder nb;
   Tensor x = nb.input(m.input_shape);
   const std::int64_t stem = make_divisible(32 * s.width);
-  x = single_entry(nb, "features.0", OpClass::conv, x,
-                   [&](const Tensor& t) { return silu(nb, nb.batch_norm(nb.conv2d(t, conv_spec(stem, 3, 2)))); });
+  x = single_entry(nb, "features.0", OpClass::conv, x, [&](const Tensor& t) {
+    return silu(nb, nb.batch_norm(nb.conv2d(t, conv_spec(stem, 3, 2))));
+  });
   int stage_index = 1;
   for (const StageConfig& st : kB0Stages) {
     const std::int64_t out_c = make_divisible(static_cast<double>(st.out_channels) * s.width);
-    const auto repeats = static_cast<std::int64_t>(std::ceil(static_cast<double>(st.repeats) * s.depth));
+    const auto repeats =
+        static_cast<std::int64_t>(std::ceil(static_cast<double>(st.repeats) * s.depth));
     const std::int64_t ratio = st.expand_ratio != 0 ? st.expand_ratio : expand_ratio;
     for (std::int64_t b = 0; b < repeats; ++b) {
-      const std::string p = "features." + std::to_string(stage_index) + "." + std::to_string(b) + ".";
+      const std::string p =
+          "features." + std::to_string(stage_index) + "." + std::to_string(b) + ".";
       const Tensor block_in = x;
       const std::int64_t in_c = x.channels();
       const std::int64_t stride = b == 0 ? st.stride : 1;
@@ -97,8 +103,9 @@ ZooModel make_efficientnet(const Hyperparameters& hp, int variant) {
         nb.end(x);
       };
       if (expanded != in_c) {
-        sub_entry("expand", OpClass::conv,
-                  [&](const Tensor& t) { return silu(nb, nb.batch_norm(nb.conv2d(t, conv_spec(expanded, 1)))); });
+        sub_entry("expand", OpClass::conv, [&](const Tensor& t) {
+          return silu(nb, nb.batch_norm(nb.conv2d(t, conv_spec(expanded, 1))));
+        });
       }
       const bool depthwise = group_dim == 1;
       Conv2d dw = conv_spec(expanded, st.kernel, stride);
@@ -109,7 +116,8 @@ ZooModel make_efficientnet(const Hyperparameters& hp, int variant) {
       sub_entry("se", OpClass::elementwise, [&](const Tensor& t) {
         const Tensor pooled = nb.global_avg_pool(t);
         const Tensor scale =
-            nb.activation(nb.linear(silu(nb, nb.linear(pooled, squeeze, true)), expanded, true), Activation::sigmoid);
+            nb.activation(nb.linear(silu(nb, nb.linear(pooled, squeeze, true)), expanded, true),
+                          Activation::sigmoid);
         return nb.mul(t, scale);
       });
       nb.begin(p + "project", OpClass::conv, x.elements() + carried);
@@ -120,15 +128,14 @@ ZooModel make_efficientnet(const Hyperparameters& hp, int variant) {
     ++stage_index;
   }
   const std::int64_t head = 4 * x.channels();
-  x = single_entry(nb, "features." + std::to_string(stage_index), OpClass::conv, x,
-                   [&](const Tensor& t) { return silu(nb, nb.batch_norm(nb.conv2d(t, conv_spec(head, 1)))); });
-  x = single_entry(nb, "avgpool", OpClass::pooling, x, [&](const Tensor& t) { return nb.global_avg_pool(t); });
-  x = single_entry(nb, "classifier.0", OpClass::elementwise, x, [&](const Tensor& t) { return nb.dropout(t); });
-  nb.begin("classifier.1", OpClass::matmul, x.elements());
-  x = nb.linear(x, hp.get("num_classes"), true);
-  nb.loss(x);
-  nb.end(x);
-  m.layers = nb.take_layers();
+  x = single_entry(
+      nb, "features." + std::to_string(stage_index), OpClass::conv, x,
+      [&](const Tensor& t) { return silu(nb, nb.batch_norm(nb.conv2d(t, conv_spec(head, 1)))); });
+  x = single_entry(nb, "avgpool", OpClass::pooling, x,
+                   [&](const Tensor& t) { return nb.global_avg_pool(t); });
+  x = single_entry(nb, "classifier.0", OpClass::elementwise, x,
+                   [&](const Tensor& t) { return nb.dropout(t); });
+  m.layers = finish_with_linear_head(nb, "classifier.1", x, hp.get("num_classes"));
   return m;
 }
 

@@ -10,7 +10,7 @@
 
 namespace trainsim::models {
 
-ZooModel make_resnet_cifar(const Hyperparameters& hp);                       // depth = 6n + 2
+ZooModel make_resnet_cifar(const Hyperparameters& hp);                         // depth = 6n + 2
 ZooModel make_resnet_imagenet(const Hyperparameters& hp, std::int64_t depth);  // 50 or 101
 ZooModel make_vgg16(const Hyperparameters& hp);
 ZooModel make_alexnet(const Hyperparameters& hp);

@@ -20,10 +20,13 @@ class Inception {
   explicit Inception(NetBuilder& nb) : nb_(nb) {}
 
   Tensor conv(const Tensor& in, const Conv2d& spec) { return conv_bn_relu(nb_, in, spec); }
-  Tensor conv(const Tensor& in, std::int64_t out, std::int64_t k, std::int64_t stride = 1, std::int64_t pad = 0) {
+  Tensor conv(const Tensor& in, std::int64_t out, std::int64_t k, std::int64_t stride = 1,
+              std::int64_t pad = 0) {
     return conv(in, conv_spec(out, k, stride, pad));
   }
-  Tensor avg_pool_branch(const Tensor& in, std::int64_t out) { return conv(nb_.avg_pool(in, 3, 1, 1), out, 1); }
+  Tensor avg_pool_branch(const Tensor& in, std::int64_t out) {
+    return conv(nb_.avg_pool(in, 3, 1, 1), out, 1);
+  }
 
   Tensor a(const Tensor& x, std::int64_t pool_features) {
     const Tensor b1 = conv(x, 64, 1);
@@ -45,15 +48,17 @@ class Inception {
   }
   Tensor d(const Tensor& x) {
     const Tensor b3 = conv(conv(x, 192, 1), 320, 3, 2);
-    const Tensor b7 = conv(conv(conv(conv(x, 192, 1), rect(192, 1, 7)), rect(192, 7, 1)), 192, 3, 2);
+    const Tensor b7 =
+        conv(conv(conv(conv(x, 192, 1), rect(192, 1, 7)), rect(192, 7, 1)), 192, 3, 2);
     return nb_.concat({b3, b7, nb_.max_pool(x, 3, 2)});
   }
   Tensor e(const Tensor& x) {
     const Tensor b1 = conv(x, 320, 1);
     const Tensor b3 = conv(x, 384, 1);
     const Tensor b3d = conv(conv(x, 448, 1), 384, 3, 1, 1);
-    return nb_.concat({b1, conv(b3, rect(384, 1, 3)), conv(b3, rect(384, 3, 1)), conv(b3d, rect(384, 1, 3)),
-                       conv(b3d, rect(384, 3, 1)), avg_pool_branch(x, 192)});
+    return nb_.concat({b1, conv(b3, rect(384, 1, 3)), conv(b3, rect(384, 3, 1)),
+                       conv(b3d, rect(384, 1, 3)), conv(b3d, rect(384, 3, 1)),
+                       avg_pool_branch(x, 192)});
   }
 
  private:
@@ -70,12 +75,14 @@ ZooModel make_inception_v3(const Hyperparameters& hp) {
   NetBuilder nb;
   Inception inc(nb);
   Tensor x = nb.input(m.input_shape);
-  auto conv_layer = [&](const std::string& name, std::int64_t out, std::int64_t k, std::int64_t stride,
-                        std::int64_t pad) {
-    x = single_entry(nb, name, OpClass::conv, x, [&](const Tensor& t) { return inc.conv(t, out, k, stride, pad); });
+  auto conv_layer = [&](const std::string& name, std::int64_t out, std::int64_t k,
+                        std::int64_t stride, std::int64_t pad) {
+    x = single_entry(nb, name, OpClass::conv, x,
+                     [&](const Tensor& t) { return inc.conv(t, out, k, stride, pad); });
   };
   auto pool_layer = [&](const std::string& name) {
-    x = single_entry(nb, name, OpClass::pooling, x, [&](const Tensor& t) { return nb.max_pool(t, 3, 2); });
+    x = single_entry(nb, name, OpClass::pooling, x,
+                     [&](const Tensor& t) { return nb.max_pool(t, 3, 2); });
   };
   auto mixed = [&](const std::string& name, auto block) {
     x = single_entry(nb, name, OpClass::conv, x, block);
@@ -98,13 +105,11 @@ ZooModel make_inception_v3(const Hyperparameters& hp) {
   mixed("Mixed_7a", [&](const Tensor& t) { return inc.d(t); });
   mixed("Mixed_7b", [&](const Tensor& t) { return inc.e(t); });
   mixed("Mixed_7c", [&](const Tensor& t) { return inc.e(t); });
-  x = single_entry(nb, "avgpool", OpClass::pooling, x, [&](const Tensor& t) { return nb.global_avg_pool(t); });
-  x = single_entry(nb, "dropout", OpClass::elementwise, x, [&](const Tensor& t) { return nb.dropout(t); });
-  nb.begin("fc", OpClass::matmul, x.elements());
-  x = nb.linear(x, hp.get("num_classes"), true);
-  nb.loss(x);
-  nb.end(x);
-  m.layers = nb.take_layers();
+  x = single_entry(nb, "avgpool", OpClass::pooling, x,
+                   [&](const Tensor& t) { return nb.global_avg_pool(t); });
+  x = single_entry(nb, "dropout", OpClass::elementwise, x,
+                   [&](const Tensor& t) { return nb.dropout(t); });
+  m.layers = finish_with_linear_head(nb, "fc", x, hp.get("num_classes"));
   return m;
 }
 

@@ -23,11 +23,7 @@ ZooModel make_lstm_lm(const Hyperparameters& hp) {
     x = single_entry(nb, "lstm" + std::to_string(i + 1), OpClass::recurrent, x,
                      [&](const Tensor& t) { return nb.dropout(nb.lstm(t, hidden)); });
   }
-  nb.begin("decoder", OpClass::matmul, x.elements());
-  x = nb.linear(x, vocab, true);
-  nb.loss(x);
-  nb.end(x);
-  m.layers = nb.take_layers();
+  m.layers = finish_with_linear_head(nb, "decoder", x, vocab);
   return m;
 }
 
@@ -41,14 +37,11 @@ ZooModel make_mnist_mlp(const Hyperparameters& hp) {
   x = nb.reshape(x, {res * res});
   const std::int64_t widths[] = {hp.get("hidden1"), hp.get("hidden2")};
   for (int i = 0; i < 2; ++i) {
-    x = single_entry(nb, "fc" + std::to_string(i + 1), OpClass::matmul, x,
-                     [&](const Tensor& t) { return nb.activation(nb.linear(t, widths[i], true), Activation::relu); });
+    x = single_entry(nb, "fc" + std::to_string(i + 1), OpClass::matmul, x, [&](const Tensor& t) {
+      return nb.activation(nb.linear(t, widths[i], true), Activation::relu);
+    });
   }
-  nb.begin("fc3", OpClass::matmul, x.elements());
-  x = nb.linear(x, hp.get("num_classes"), true);
-  nb.loss(x);
-  nb.end(x);
-  m.layers = nb.take_layers();
+  m.layers = finish_with_linear_head(nb, "fc3", x, hp.get("num_classes"));
   return m;
 }
 

@@ -9,12 +9,12 @@ namespace {
 
 // Rough per-element operation counts of the non-matmul ops. They are a few percent of a network's
 // FLOPs; those ops are bound by memory traffic, which the byte counts capture.
-constexpr double kNormFwdFlops = 5;        // statistics (2), normalize (2), affine (1 fused)
+constexpr double kNormFwdFlops = 5;  // statistics (2), normalize (2), affine (1 fused)
 constexpr double kNormBwdInputFlops = 8;
 constexpr double kNormBwdWeightFlops = 2;  // gamma and beta reductions
 constexpr double kSoftmaxFwdFlops = 5;     // max, subtract, exp, sum, divide
 constexpr double kSoftmaxBwdFlops = 4;
-constexpr double kDropoutFwdFlops = 2;     // draw and compare, scale
+constexpr double kDropoutFwdFlops = 2;          // draw and compare, scale
 constexpr double kLstmGateFlopsPerHidden = 25;  // 3 sigmoids, 2 tanh, 3 products, 1 sum per unit
 
 struct ActivationCost {
@@ -25,12 +25,18 @@ struct ActivationCost {
 
 ActivationCost activation_cost(Activation kind) {
   switch (kind) {
-    case Activation::relu: return {1, 1, true};
-    case Activation::leaky_relu: return {2, 2, false};
-    case Activation::gelu: return {8, 12, false};
-    case Activation::silu: return {5, 7, false};
-    case Activation::sigmoid: return {4, 2, true};
-    case Activation::tanh: return {4, 2, true};
+    case Activation::relu:
+      return {1, 1, true};
+    case Activation::leaky_relu:
+      return {2, 2, false};
+    case Activation::gelu:
+      return {8, 12, false};
+    case Activation::silu:
+      return {5, 7, false};
+    case Activation::sigmoid:
+      return {4, 2, true};
+    case Activation::tanh:
+      return {4, 2, true};
   }
   return {1, 1, true};
 }
@@ -38,24 +44,28 @@ ActivationCost activation_cost(Activation kind) {
 std::int64_t out_dim(std::int64_t in, std::int64_t kernel, std::int64_t stride, std::int64_t pad) {
   const std::int64_t out = (in + 2 * pad - kernel) / stride + 1;
   if (in + 2 * pad < kernel || out <= 0) {
-    throw ShapeError("a feature map of size " + std::to_string(in) + " is too small for a kernel of " +
-                     std::to_string(kernel) + " (stride " + std::to_string(stride) + ", padding " +
-                     std::to_string(pad) + ")");
+    throw ShapeError("a feature map of size " + std::to_string(in) +
+                     " is too small for a kernel of " + std::to_string(kernel) + " (stride " +
+                     std::to_string(stride) + ", padding " + std::to_string(pad) + ")");
   }
   return out;
 }
 
 double product(const std::vector<std::int64_t>& shape) {
   double p = 1;
-  for (const auto d : shape) p *= static_cast<double>(d);
+  for (const auto d : shape)
+    p *= static_cast<double>(d);
   return p;
 }
 
 }  // namespace
 
-double Tensor::elements() const { return product(shape); }
+double Tensor::elements() const {
+  return product(shape);
+}
 
-Conv2d conv_spec(std::int64_t out_channels, std::int64_t kernel, std::int64_t stride, std::int64_t pad, bool bias) {
+Conv2d conv_spec(std::int64_t out_channels, std::int64_t kernel, std::int64_t stride,
+                 std::int64_t pad, bool bias) {
   const std::int64_t p = pad >= 0 ? pad : (kernel - 1) / 2;
   return Conv2d{out_channels, kernel, kernel, stride, stride, p, p, 1, bias};
 }
@@ -69,9 +79,13 @@ Tensor NetBuilder::make(std::vector<std::int64_t> shape, bool grad) {
   return t;
 }
 
-Tensor NetBuilder::input(std::vector<std::int64_t> shape) { return make(std::move(shape), false); }
+Tensor NetBuilder::input(std::vector<std::int64_t> shape) {
+  return make(std::move(shape), false);
+}
 
-bool NetBuilder::needs_grad(const Tensor& t) const { return needs_grad_.at(static_cast<std::size_t>(t.id)); }
+bool NetBuilder::needs_grad(const Tensor& t) const {
+  return needs_grad_.at(static_cast<std::size_t>(t.id));
+}
 
 Layer& NetBuilder::open() {
   if (!open_) throw std::logic_error("NetBuilder: primitive outside begin()/end()");
@@ -79,7 +93,8 @@ Layer& NetBuilder::open() {
 }
 
 void NetBuilder::begin(std::string name, OpClass op, double input_elements) {
-  if (open_) throw std::logic_error("NetBuilder: begin() while layer '" + layers_.back().name + "' is open");
+  if (open_)
+    throw std::logic_error("NetBuilder: begin() while layer '" + layers_.back().name + "' is open");
   Layer l;
   l.name = std::move(name);
   l.op = op;
@@ -102,8 +117,8 @@ void NetBuilder::save(const Tensor& t) {
   open().saved_elements += t.elements();
 }
 
-void NetBuilder::add_costs(double fwd_flops, double fwd_macs, double bwd_input_flops, double bwd_weight_flops,
-                           std::int64_t params) {
+void NetBuilder::add_costs(double fwd_flops, double fwd_macs, double bwd_input_flops,
+                           double bwd_weight_flops, std::int64_t params) {
   Layer& l = open();
   l.fwd_flops += fwd_flops;
   l.fwd_macs += fwd_macs;
@@ -115,8 +130,9 @@ void NetBuilder::add_costs(double fwd_flops, double fwd_macs, double bwd_input_f
 Tensor NetBuilder::conv2d(const Tensor& in, const Conv2d& s) {
   const std::int64_t c_in = in.channels();
   if (s.groups <= 0 || c_in % s.groups != 0 || s.out_channels % s.groups != 0) {
-    throw ShapeError("conv with " + std::to_string(c_in) + " input and " + std::to_string(s.out_channels) +
-                     " output channels cannot use " + std::to_string(s.groups) + " groups");
+    throw ShapeError("conv with " + std::to_string(c_in) + " input and " +
+                     std::to_string(s.out_channels) + " output channels cannot use " +
+                     std::to_string(s.groups) + " groups");
   }
   const std::int64_t h = out_dim(in.height(), s.kernel_h, s.stride_h, s.pad_h);
   const std::int64_t w = out_dim(in.width(), s.kernel_w, s.stride_w, s.pad_w);
@@ -124,8 +140,10 @@ Tensor NetBuilder::conv2d(const Tensor& in, const Conv2d& s) {
   const double out_elems = out.elements();
   const double macs = out_elems * static_cast<double>(c_in / s.groups * s.kernel_h * s.kernel_w);
   const double bias_flops = s.bias ? out_elems : 0;
-  const std::int64_t params = s.out_channels * (c_in / s.groups) * s.kernel_h * s.kernel_w + (s.bias ? s.out_channels : 0);
-  add_costs(2 * macs + bias_flops, macs, needs_grad(in) ? 2 * macs : 0, 2 * macs + bias_flops, params);
+  const std::int64_t params =
+      s.out_channels * (c_in / s.groups) * s.kernel_h * s.kernel_w + (s.bias ? s.out_channels : 0);
+  add_costs(2 * macs + bias_flops, macs, needs_grad(in) ? 2 * macs : 0, 2 * macs + bias_flops,
+            params);
   save(in);
   return out;
 }
@@ -147,8 +165,8 @@ Tensor NetBuilder::linear(const Tensor& in, std::int64_t out_features, bool bias
 Tensor NetBuilder::batch_norm(const Tensor& in) {
   Tensor out = make(in.shape, true);
   const double n = in.elements();
-  add_costs(kNormFwdFlops * n, 0, needs_grad(in) ? kNormBwdInputFlops * n : 0, kNormBwdWeightFlops * n,
-            2 * in.channels());
+  add_costs(kNormFwdFlops * n, 0, needs_grad(in) ? kNormBwdInputFlops * n : 0,
+            kNormBwdWeightFlops * n, 2 * in.channels());
   save(in);
   return out;
 }
@@ -164,8 +182,8 @@ Tensor NetBuilder::instance_norm(const Tensor& in) {
 Tensor NetBuilder::layer_norm(const Tensor& in) {
   Tensor out = make(in.shape, true);
   const double n = in.elements();
-  add_costs(kNormFwdFlops * n, 0, needs_grad(in) ? kNormBwdInputFlops * n : 0, kNormBwdWeightFlops * n,
-            2 * in.features());
+  add_costs(kNormFwdFlops * n, 0, needs_grad(in) ? kNormBwdInputFlops * n : 0,
+            kNormBwdWeightFlops * n, 2 * in.features());
   save(in);
   return out;
 }
@@ -211,8 +229,10 @@ Tensor NetBuilder::mul(const Tensor& a, const Tensor& b) {
   return out;
 }
 
-Tensor NetBuilder::max_pool(const Tensor& in, std::int64_t kernel, std::int64_t stride, std::int64_t pad) {
-  Tensor out = make({in.channels(), out_dim(in.height(), kernel, stride, pad), out_dim(in.width(), kernel, stride, pad)},
+Tensor NetBuilder::max_pool(const Tensor& in, std::int64_t kernel, std::int64_t stride,
+                            std::int64_t pad) {
+  Tensor out = make({in.channels(), out_dim(in.height(), kernel, stride, pad),
+                     out_dim(in.width(), kernel, stride, pad)},
                     needs_grad(in));
   const double n = out.elements();
   add_costs(n * static_cast<double>(kernel * kernel), 0, needs_grad(in) ? n : 0, 0, 0);
@@ -220,8 +240,10 @@ Tensor NetBuilder::max_pool(const Tensor& in, std::int64_t kernel, std::int64_t 
   return out;
 }
 
-Tensor NetBuilder::avg_pool(const Tensor& in, std::int64_t kernel, std::int64_t stride, std::int64_t pad) {
-  Tensor out = make({in.channels(), out_dim(in.height(), kernel, stride, pad), out_dim(in.width(), kernel, stride, pad)},
+Tensor NetBuilder::avg_pool(const Tensor& in, std::int64_t kernel, std::int64_t stride,
+                            std::int64_t pad) {
+  Tensor out = make({in.channels(), out_dim(in.height(), kernel, stride, pad),
+                     out_dim(in.width(), kernel, stride, pad)},
                     needs_grad(in));
   const double work = out.elements() * static_cast<double>(kernel * kernel);
   add_costs(work, 0, needs_grad(in) ? work : 0, 0, 0);
@@ -263,7 +285,8 @@ Tensor NetBuilder::concat(const std::vector<Tensor>& parts) {
   bool grad = false;
   shape[0] = 0;
   for (const auto& p : parts) {
-    if (p.shape.size() != shape.size() || !std::equal(p.shape.begin() + 1, p.shape.end(), shape.begin() + 1)) {
+    if (p.shape.size() != shape.size() ||
+        !std::equal(p.shape.begin() + 1, p.shape.end(), shape.begin() + 1)) {
       throw std::logic_error("NetBuilder::concat: spatial shapes differ");
     }
     shape[0] += p.shape[0];
@@ -273,7 +296,8 @@ Tensor NetBuilder::concat(const std::vector<Tensor>& parts) {
 }
 
 Tensor NetBuilder::reshape(const Tensor& in, std::vector<std::int64_t> shape) {
-  if (product(shape) != in.elements()) throw std::logic_error("NetBuilder::reshape: element count differs");
+  if (product(shape) != in.elements())
+    throw std::logic_error("NetBuilder::reshape: element count differs");
   Tensor out = in;  // same storage, so it is saved at most once
   out.shape = std::move(shape);
   return out;
@@ -294,11 +318,12 @@ Tensor NetBuilder::embedding(const Tensor& ids, std::int64_t vocab, std::int64_t
   return out;
 }
 
-Tensor NetBuilder::attention(const Tensor& q, const Tensor& k, const Tensor& v, std::int64_t heads, bool with_dropout,
-                             const std::vector<Tensor>& saved_storage) {
+Tensor NetBuilder::attention(const Tensor& q, const Tensor& k, const Tensor& v, std::int64_t heads,
+                             bool with_dropout, const std::vector<Tensor>& saved_storage) {
   const std::int64_t d = q.features();
   if (heads <= 0 || d % heads != 0) {
-    throw ShapeError("a width of " + std::to_string(d) + " cannot be split into " + std::to_string(heads) + " heads");
+    throw ShapeError("a width of " + std::to_string(d) + " cannot be split into " +
+                     std::to_string(heads) + " heads");
   }
   const double sq = static_cast<double>(q.shape.at(0));
   const double sk = static_cast<double>(k.shape.at(0));
@@ -309,7 +334,8 @@ Tensor NetBuilder::attention(const Tensor& q, const Tensor& k, const Tensor& v, 
   const double dropout_bwd = with_dropout ? scores : 0;
   add_costs(2 * macs + (kSoftmaxFwdFlops + 1) * scores + dropout_fwd, macs,
             2 * (2 * macs) + kSoftmaxBwdFlops * scores + dropout_bwd, 0, 0);
-  for (const auto& t : saved_storage) save(t);
+  for (const auto& t : saved_storage)
+    save(t);
   (void)v;
   Layer& l = open();
   l.saved_elements += scores;  // softmax output
@@ -330,11 +356,12 @@ Tensor NetBuilder::lstm(const Tensor& in, std::int64_t hidden) {
   const double bias_flops = seq * 8 * h;
   Tensor out = make({in.shape.at(0), hidden}, true);
   add_costs(2 * (macs_x + macs_h) + bias_flops + gate_flops, macs_x + macs_h,
-            (needs_grad(in) ? 2 * macs_x : 0) + 2 * macs_h + gate_flops, 2 * (macs_x + macs_h) + bias_flops,
-            4 * hidden * (in_features + hidden) + 8 * hidden);
+            (needs_grad(in) ? 2 * macs_x : 0) + 2 * macs_h + gate_flops,
+            2 * (macs_x + macs_h) + bias_flops, 4 * hidden * (in_features + hidden) + 8 * hidden);
   save(in);
-  open().saved_elements += seq * 6 * h;  // gate activations (4h), cell state and tanh(cell) per step
-  save(out);                             // h_{t-1} feeds the recurrent weight gradient
+  open().saved_elements +=
+      seq * 6 * h;  // gate activations (4h), cell state and tanh(cell) per step
+  save(out);        // h_{t-1} feeds the recurrent weight gradient
   return out;
 }
 
@@ -350,11 +377,13 @@ std::vector<Layer> NetBuilder::take_layers() {
 }
 
 Tensor conv_entry(NetBuilder& nb, const std::string& name, const Tensor& in, const Conv2d& spec) {
-  return single_entry(nb, name, OpClass::conv, in, [&](const Tensor& x) { return nb.conv2d(x, spec); });
+  return single_entry(nb, name, OpClass::conv, in,
+                      [&](const Tensor& x) { return nb.conv2d(x, spec); });
 }
 
 Tensor bn_entry(NetBuilder& nb, const std::string& name, const Tensor& in) {
-  return single_entry(nb, name, OpClass::normalization, in, [&](const Tensor& x) { return nb.batch_norm(x); });
+  return single_entry(nb, name, OpClass::normalization, in,
+                      [&](const Tensor& x) { return nb.batch_norm(x); });
 }
 
 Tensor relu_entry(NetBuilder& nb, const std::string& name, const Tensor& in) {
@@ -364,6 +393,15 @@ Tensor relu_entry(NetBuilder& nb, const std::string& name, const Tensor& in) {
 
 Tensor conv_bn_relu(NetBuilder& nb, const Tensor& in, const Conv2d& spec) {
   return nb.activation(nb.batch_norm(nb.conv2d(in, spec)), Activation::relu);
+}
+
+std::vector<Layer> finish_with_linear_head(NetBuilder& nb, const std::string& name,
+                                           const Tensor& in, std::int64_t outputs) {
+  nb.begin(name, OpClass::matmul, in.elements());
+  const Tensor logits = nb.linear(in, outputs, true);
+  nb.loss(logits);
+  nb.end(logits);
+  return nb.take_layers();
 }
 
 }  // namespace trainsim::models

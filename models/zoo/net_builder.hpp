@@ -45,8 +45,8 @@ struct Conv2d {
 };
 
 // Square kernel, same stride and padding both ways; padding defaults to "same" for odd kernels.
-Conv2d conv_spec(std::int64_t out_channels, std::int64_t kernel, std::int64_t stride = 1, std::int64_t pad = -1,
-                 bool bias = false);
+Conv2d conv_spec(std::int64_t out_channels, std::int64_t kernel, std::int64_t stride = 1,
+                 std::int64_t pad = -1, bool bias = false);
 
 enum class Activation { relu, leaky_relu, gelu, silu, sigmoid, tanh };
 
@@ -83,7 +83,7 @@ class NetBuilder {
   Tensor pad_to(const Tensor& in, std::int64_t h, std::int64_t w);
   // Data movement only (slicing, strided subsampling, zero padding) into a new tensor of `shape`.
   Tensor copy_as(const Tensor& in, std::vector<std::int64_t> shape);
-  Tensor concat(const std::vector<Tensor>& parts);  // along dim 0 (channels)
+  Tensor concat(const std::vector<Tensor>& parts);                    // along dim 0 (channels)
   Tensor reshape(const Tensor& in, std::vector<std::int64_t> shape);  // a view: same storage
   // Slices `count` rows of the first dimension (e.g. BERT's [CLS] token); a view.
   Tensor take_rows(const Tensor& in, std::int64_t count);
@@ -91,8 +91,8 @@ class NetBuilder {
   Tensor embedding(const Tensor& ids, std::int64_t vocab, std::int64_t dim, bool tied = false);
   // Scaled dot-product attention. `q` is {seq_q, d}; `k` and `v` may be views of one projection
   // tensor `kv_storage` (saved once). Causal masking still computes the full score matrix.
-  Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, std::int64_t heads, bool dropout,
-                   const std::vector<Tensor>& saved_storage);
+  Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, std::int64_t heads,
+                   bool dropout, const std::vector<Tensor>& saved_storage);
   // One LSTM layer over a sequence {seq, in} -> {seq, hidden} (PyTorch: two bias vectors).
   Tensor lstm(const Tensor& in, std::int64_t hidden);
   // Softmax cross-entropy (or any pointwise loss) over the logits; keeps them for backward.
@@ -128,5 +128,9 @@ Tensor bn_entry(NetBuilder& nb, const std::string& name, const Tensor& in);
 Tensor relu_entry(NetBuilder& nb, const std::string& name, const Tensor& in);
 // Conv, batch norm and ReLU as one entry of class conv (torchvision's BasicConv2d and the like).
 Tensor conv_bn_relu(NetBuilder& nb, const Tensor& in, const Conv2d& spec);
+// The last entry of a classifier or language model: a linear layer (with bias) to `outputs`
+// logits and the loss. Returns the finished layer list.
+std::vector<Layer> finish_with_linear_head(NetBuilder& nb, const std::string& name,
+                                           const Tensor& in, std::int64_t outputs);
 
 }  // namespace trainsim::models

@@ -22,9 +22,10 @@ Tensor identity_entry(NetBuilder& nb, const std::string& name, const Tensor& in)
 }
 
 // Residual: pops the stash, applies the downsample (1x1 conv + BN) when the shape changes, adds.
-Tensor residual_entry(NetBuilder& nb, const std::string& name, const Tensor& in, const Tensor& identity,
-                      std::int64_t stride, bool projection) {
-  nb.begin(name, projection ? OpClass::conv : OpClass::elementwise, in.elements() + identity.elements());
+Tensor residual_entry(NetBuilder& nb, const std::string& name, const Tensor& in,
+                      const Tensor& identity, std::int64_t stride, bool projection) {
+  nb.begin(name, projection ? OpClass::conv : OpClass::elementwise,
+           in.elements() + identity.elements());
   Tensor shortcut = identity;
   if (projection) {
     shortcut = nb.batch_norm(nb.conv2d(identity, conv_spec(in.channels(), 1, stride)));
@@ -36,7 +37,8 @@ Tensor residual_entry(NetBuilder& nb, const std::string& name, const Tensor& in,
 
 // Option A of He et al. (2016): identity shortcut, subsampled and zero-padded when the width
 // doubles, so it has no parameters.
-Tensor residual_option_a_entry(NetBuilder& nb, const std::string& name, const Tensor& in, const Tensor& identity) {
+Tensor residual_option_a_entry(NetBuilder& nb, const std::string& name, const Tensor& in,
+                               const Tensor& identity) {
   nb.begin(name, OpClass::elementwise, in.elements() + identity.elements());
   const Tensor shortcut = identity.shape == in.shape ? identity : nb.copy_as(identity, in.shape);
   Tensor out = nb.add(in, shortcut);
@@ -49,7 +51,8 @@ Tensor residual_option_a_entry(NetBuilder& nb, const std::string& name, const Te
 ZooModel make_resnet_cifar(const Hyperparameters& hp) {
   const std::int64_t depth = hp.get("depth");
   if (depth < 8 || (depth - 2) % 6 != 0) {
-    throw ShapeError("depth=" + std::to_string(depth) + " is not 6n+2 with n >= 1 (20, 32, 44, 56, 110, ...)");
+    throw ShapeError("depth=" + std::to_string(depth) +
+                     " is not 6n+2 with n >= 1 (20, 32, 44, 56, 110, ...)");
   }
   const std::int64_t blocks_per_stage = (depth - 2) / 6;
   const std::int64_t res = hp.get("resolution");
@@ -76,12 +79,9 @@ ZooModel make_resnet_cifar(const Hyperparameters& hp) {
       x = relu_entry(nb, p + "relu2", x);
     }
   }
-  x = single_entry(nb, "avgpool", OpClass::pooling, x, [&](const Tensor& t) { return nb.global_avg_pool(t); });
-  nb.begin("fc", OpClass::matmul, x.elements());
-  x = nb.linear(x, hp.get("num_classes"), true);
-  nb.loss(x);
-  nb.end(x);
-  m.layers = nb.take_layers();
+  x = single_entry(nb, "avgpool", OpClass::pooling, x,
+                   [&](const Tensor& t) { return nb.global_avg_pool(t); });
+  m.layers = finish_with_linear_head(nb, "fc", x, hp.get("num_classes"));
   return m;
 }
 
@@ -96,7 +96,8 @@ ZooModel make_resnet_imagenet(const Hyperparameters& hp, std::int64_t depth) {
   x = conv_entry(nb, "conv1", x, conv_spec(64, 7, 2, 3));
   x = bn_entry(nb, "bn1", x);
   x = relu_entry(nb, "relu", x);
-  x = single_entry(nb, "maxpool", OpClass::pooling, x, [&](const Tensor& t) { return nb.max_pool(t, 3, 2, 1); });
+  x = single_entry(nb, "maxpool", OpClass::pooling, x,
+                   [&](const Tensor& t) { return nb.max_pool(t, 3, 2, 1); });
   for (int stage = 0; stage < 4; ++stage) {
     const std::int64_t planes = std::int64_t{64} << stage;
     for (std::int64_t b = 0; b < blocks[stage]; ++b) {
@@ -116,13 +117,11 @@ ZooModel make_resnet_imagenet(const Hyperparameters& hp, std::int64_t depth) {
       x = relu_entry(nb, p + "relu3", x);
     }
   }
-  x = single_entry(nb, "avgpool", OpClass::pooling, x, [&](const Tensor& t) { return nb.global_avg_pool(t); });
-  x = single_entry(nb, "flat", OpClass::elementwise, x, [&](const Tensor& t) { return nb.reshape(t, t.shape); });
-  nb.begin("fc", OpClass::matmul, x.elements());
-  x = nb.linear(x, hp.get("num_classes"), true);
-  nb.loss(x);
-  nb.end(x);
-  m.layers = nb.take_layers();
+  x = single_entry(nb, "avgpool", OpClass::pooling, x,
+                   [&](const Tensor& t) { return nb.global_avg_pool(t); });
+  x = single_entry(nb, "flat", OpClass::elementwise, x,
+                   [&](const Tensor& t) { return nb.reshape(t, t.shape); });
+  m.layers = finish_with_linear_head(nb, "fc", x, hp.get("num_classes"));
   return m;
 }
 

@@ -22,8 +22,9 @@ TransformerDims dims_of(const Hyperparameters& hp, std::int64_t ff_multiple) {
 
 // Token embedding (its own table or a tied one), positions and dropout as one entry. Sinusoidal
 // positions (Vaswani) cost an add; learned ones (BERT, GPT-2) are a second table.
-Tensor embed_entry(NetBuilder& nb, const std::string& name, const Tensor& ids, std::int64_t vocab, std::int64_t d,
-                   std::int64_t learned_positions, bool tied, bool token_types_and_norm) {
+Tensor embed_entry(NetBuilder& nb, const std::string& name, const Tensor& ids, std::int64_t vocab,
+                   std::int64_t d, std::int64_t learned_positions, bool tied,
+                   bool token_types_and_norm) {
   nb.begin(name, OpClass::embedding, ids.elements());
   Tensor x = nb.embedding(ids, vocab, d, tied);
   if (learned_positions > 0) {
@@ -45,7 +46,9 @@ Tensor embed_entry(NetBuilder& nb, const std::string& name, const Tensor& ids, s
 ZooModel make_transformer(const Hyperparameters& hp) {
   const TransformerDims dims = dims_of(hp, 0);
   const std::int64_t layers = hp.get("layers");
-  if (layers < 2) throw ShapeError("layers=" + std::to_string(layers) + ": needs at least one encoder and one decoder layer");
+  if (layers < 2)
+    throw ShapeError("layers=" + std::to_string(layers) +
+                     ": needs at least one encoder and one decoder layer");
   const std::int64_t encoder_layers = (layers + 1) / 2;
   const std::int64_t decoder_layers = layers - encoder_layers;
   const std::int64_t seq = hp.get("seq_len");
@@ -67,7 +70,8 @@ ZooModel make_transformer(const Hyperparameters& hp) {
   const Tensor memory = x;
   const double carried = memory.elements();
   nb.begin("decoder.embed", OpClass::embedding, tgt.elements() + carried);
-  Tensor y = nb.dropout(nb.add(nb.embedding(tgt, vocab, dims.d_model, true), nb.input({seq, dims.d_model})));
+  Tensor y = nb.dropout(
+      nb.add(nb.embedding(tgt, vocab, dims.d_model, true), nb.input({seq, dims.d_model})));
   nb.end(y, carried);
   for (std::int64_t i = 0; i < decoder_layers; ++i) {
     const std::string p = "decoder." + std::to_string(i) + ".";
@@ -92,15 +96,16 @@ ZooModel make_bert(const Hyperparameters& hp) {
   NetBuilder nb;
   const Tensor ids = nb.input({seq});
   // BERT's position table has 512 rows whatever length a batch uses.
-  Tensor x = embed_entry(nb, "embeddings", ids, hp.get("vocab"), dims.d_model, std::max<std::int64_t>(512, seq),
-                         false, true);
+  Tensor x = embed_entry(nb, "embeddings", ids, hp.get("vocab"), dims.d_model,
+                         std::max<std::int64_t>(512, seq), false, true);
   for (std::int64_t i = 0; i < hp.get("layers"); ++i) {
     const std::string p = "layer." + std::to_string(i) + ".";
     x = attention_entry(nb, p + "attention", x, dims, NormPlacement::post, nullptr, 0);
     x = mlp_entry(nb, p + "mlp", x, dims, NormPlacement::post, Activation::gelu, 0);
   }
   nb.begin("pooler", OpClass::matmul, x.elements());
-  x = nb.activation(nb.linear(nb.take_rows(x, 1), dims.d_model, true), Activation::tanh);  // the [CLS] token
+  x = nb.activation(nb.linear(nb.take_rows(x, 1), dims.d_model, true),
+                    Activation::tanh);  // the [CLS] token
   nb.end(x);
   nb.begin("classifier", OpClass::matmul, x.elements());
   x = nb.linear(nb.dropout(x), hp.get("num_classes"), true);
@@ -120,7 +125,8 @@ ZooModel make_gpt2(const Hyperparameters& hp) {
   NetBuilder nb;
   const Tensor ids = nb.input({seq});
   // GPT-2's position table has 1024 rows (n_positions); longer contexts need a longer table.
-  Tensor x = embed_entry(nb, "embed", ids, vocab, dims.d_model, std::max<std::int64_t>(1024, seq), false, false);
+  Tensor x = embed_entry(nb, "embed", ids, vocab, dims.d_model, std::max<std::int64_t>(1024, seq),
+                         false, false);
   for (std::int64_t i = 0; i < hp.get("n_layer"); ++i) {
     const std::string p = "h." + std::to_string(i) + ".";
     x = attention_entry(nb, p + "attn", x, dims, NormPlacement::pre, nullptr, 0);

@@ -4,13 +4,14 @@ namespace trainsim::models {
 
 void check_transformer_dims(const TransformerDims& dims) {
   if (dims.d_model % dims.heads != 0) {
-    throw ShapeError("heads=" + std::to_string(dims.heads) + " does not divide d_model=" +
-                     std::to_string(dims.d_model));
+    throw ShapeError("heads=" + std::to_string(dims.heads) +
+                     " does not divide d_model=" + std::to_string(dims.d_model));
   }
 }
 
-Tensor attention_entry(NetBuilder& nb, const std::string& name, const Tensor& x, const TransformerDims& dims,
-                       NormPlacement norm, const Tensor* memory, double extra_output_elements) {
+Tensor attention_entry(NetBuilder& nb, const std::string& name, const Tensor& x,
+                       const TransformerDims& dims, NormPlacement norm, const Tensor* memory,
+                       double extra_output_elements) {
   const std::int64_t d = dims.d_model;
   nb.begin(name, OpClass::attention, x.elements() + extra_output_elements);
   const Tensor h = norm == NormPlacement::pre ? nb.layer_norm(x) : x;
@@ -33,8 +34,9 @@ Tensor attention_entry(NetBuilder& nb, const std::string& name, const Tensor& x,
   return out;
 }
 
-Tensor mlp_entry(NetBuilder& nb, const std::string& name, const Tensor& x, const TransformerDims& dims,
-                 NormPlacement norm, Activation act, double extra_output_elements) {
+Tensor mlp_entry(NetBuilder& nb, const std::string& name, const Tensor& x,
+                 const TransformerDims& dims, NormPlacement norm, Activation act,
+                 double extra_output_elements) {
   nb.begin(name, OpClass::matmul, x.elements() + extra_output_elements);
   const Tensor h = norm == NormPlacement::pre ? nb.layer_norm(x) : x;
   const Tensor up = nb.activation(nb.linear(h, dims.d_ff, true), act);

@@ -22,11 +22,13 @@ enum class NormPlacement { pre, post };
 // Self-attention (memory == nullptr) or cross-attention over `memory`, with output projection,
 // dropout, residual add and layer norm. `extra_output_elements` counts tensors that travel with
 // the entry's output (e.g. the encoder memory on the decoder side).
-Tensor attention_entry(NetBuilder& nb, const std::string& name, const Tensor& x, const TransformerDims& dims,
-                       NormPlacement norm, const Tensor* memory, double extra_output_elements);
+Tensor attention_entry(NetBuilder& nb, const std::string& name, const Tensor& x,
+                       const TransformerDims& dims, NormPlacement norm, const Tensor* memory,
+                       double extra_output_elements);
 
-Tensor mlp_entry(NetBuilder& nb, const std::string& name, const Tensor& x, const TransformerDims& dims,
-                 NormPlacement norm, Activation act, double extra_output_elements);
+Tensor mlp_entry(NetBuilder& nb, const std::string& name, const Tensor& x,
+                 const TransformerDims& dims, NormPlacement norm, Activation act,
+                 double extra_output_elements);
 
 // Validates the dimensions (heads divide d_model) before any work is done.
 void check_transformer_dims(const TransformerDims& dims);

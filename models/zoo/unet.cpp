@@ -16,16 +16,19 @@ constexpr int kDepth = 5;  // torchgpipe's default, used by all its U-Net benchm
 
 Tensor conv_dropout_norm_relu(NetBuilder& nb, const std::string& p, Tensor x, std::int64_t out) {
   x = conv_entry(nb, p + "conv", x, conv_spec(out, 3, 1, 1));
-  x = single_entry(nb, p + "dropout", OpClass::elementwise, x, [&](const Tensor& t) { return nb.dropout2d(t); });
-  x = single_entry(nb, p + "norm", OpClass::normalization, x, [&](const Tensor& t) { return nb.instance_norm(t); });
+  x = single_entry(nb, p + "dropout", OpClass::elementwise, x,
+                   [&](const Tensor& t) { return nb.dropout2d(t); });
+  x = single_entry(nb, p + "norm", OpClass::normalization, x,
+                   [&](const Tensor& t) { return nb.instance_norm(t); });
   return single_entry(nb, p + "relu", OpClass::elementwise, x,
                       [&](const Tensor& t) { return nb.activation(t, Activation::leaky_relu); });
 }
 
-Tensor stacked_convs(NetBuilder& nb, const std::string& p, Tensor x, std::int64_t hidden, std::int64_t out,
-                     std::int64_t num_convs) {
+Tensor stacked_convs(NetBuilder& nb, const std::string& p, Tensor x, std::int64_t hidden,
+                     std::int64_t out, std::int64_t num_convs) {
   for (std::int64_t i = 0; i < num_convs; ++i) {
-    x = conv_dropout_norm_relu(nb, p + std::to_string(i) + ".", x, i + 1 == num_convs ? out : hidden);
+    x = conv_dropout_norm_relu(nb, p + std::to_string(i) + ".", x,
+                               i + 1 == num_convs ? out : hidden);
   }
   return x;
 }
@@ -36,7 +39,9 @@ ZooModel make_unet(const Hyperparameters& hp) {
   const std::int64_t num_convs = hp.get("B");
   const std::int64_t base = hp.get("C");
   const std::int64_t res = hp.get("resolution");
-  if (base % 2 != 0) throw ShapeError("C=" + std::to_string(base) + " must be even (the last decoder has C/2 channels)");
+  if (base % 2 != 0)
+    throw ShapeError("C=" + std::to_string(base) +
+                     " must be even (the last decoder has C/2 channels)");
   ZooModel m;
   m.input_shape = {3, res, res};
   m.input_dtype = "uint8";
@@ -50,12 +55,14 @@ ZooModel make_unet(const Hyperparameters& hp) {
     nb.begin(p + "skip", OpClass::elementwise, x.elements());  // Stash: hands x to the decoder
     nb.end(x);
     skips.push_back(x);
-    x = single_entry(nb, p + "down", OpClass::pooling, x, [&](const Tensor& t) { return nb.max_pool(t, 2, 2); });
+    x = single_entry(nb, p + "down", OpClass::pooling, x,
+                     [&](const Tensor& t) { return nb.max_pool(t, 2, 2); });
   }
   x = stacked_convs(nb, "bottleneck.", x, base << kDepth, base << (kDepth - 1), num_convs);
   for (int i = kDepth - 1; i >= 0; --i) {
     const std::string p = "decoder." + std::to_string(kDepth - 1 - i) + ".";
-    x = single_entry(nb, p + "up", OpClass::elementwise, x, [&](const Tensor& t) { return nb.upsample2x(t); });
+    x = single_entry(nb, p + "up", OpClass::elementwise, x,
+                     [&](const Tensor& t) { return nb.upsample2x(t); });
     const Tensor skip = skips.at(static_cast<std::size_t>(i));
     nb.begin(p + "skip", OpClass::elementwise, x.elements() + skip.elements());  // PopCat
     x = nb.concat({nb.pad_to(x, skip.height(), skip.width()), skip});

@@ -10,7 +10,8 @@ namespace trainsim::models {
 
 namespace {
 
-Tensor linear_entry(NetBuilder& nb, const std::string& name, const Tensor& in, std::int64_t out, bool last) {
+Tensor linear_entry(NetBuilder& nb, const std::string& name, const Tensor& in, std::int64_t out,
+                    bool last) {
   nb.begin(name, OpClass::matmul, in.elements());
   Tensor x = nb.linear(nb.reshape(in, {static_cast<std::int64_t>(in.elements())}), out, true);
   if (last) nb.loss(x);
@@ -19,11 +20,14 @@ Tensor linear_entry(NetBuilder& nb, const std::string& name, const Tensor& in, s
 }
 
 Tensor dropout_entry(NetBuilder& nb, const std::string& name, const Tensor& in) {
-  return single_entry(nb, name, OpClass::elementwise, in, [&](const Tensor& t) { return nb.dropout(t); });
+  return single_entry(nb, name, OpClass::elementwise, in,
+                      [&](const Tensor& t) { return nb.dropout(t); });
 }
 
-Tensor maxpool_entry(NetBuilder& nb, const std::string& name, const Tensor& in, std::int64_t k, std::int64_t s) {
-  return single_entry(nb, name, OpClass::pooling, in, [&](const Tensor& t) { return nb.max_pool(t, k, s); });
+Tensor maxpool_entry(NetBuilder& nb, const std::string& name, const Tensor& in, std::int64_t k,
+                     std::int64_t s) {
+  return single_entry(nb, name, OpClass::pooling, in,
+                      [&](const Tensor& t) { return nb.max_pool(t, k, s); });
 }
 
 Tensor adaptive_pool_entry(NetBuilder& nb, const Tensor& in, std::int64_t size) {
@@ -46,7 +50,8 @@ ZooModel make_vgg16(const Hyperparameters& hp) {
   NetBuilder nb;
   Tensor x = nb.input(m.input_shape);
   // Configuration D of Simonyan & Zisserman (2015); 0 marks a 2x2 max pool.
-  const std::int64_t config[] = {64, 64, 0, 128, 128, 0, 256, 256, 256, 0, 512, 512, 512, 0, 512, 512, 512, 0};
+  const std::int64_t config[] = {64, 64,  0,   128, 128, 0,   256, 256, 256,
+                                 0,  512, 512, 512, 0,   512, 512, 512, 0};
   int index = 0;
   for (const std::int64_t c : config) {
     const std::string p = "features." + std::to_string(index);

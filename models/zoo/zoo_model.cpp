@@ -7,17 +7,28 @@ namespace trainsim::models {
 
 const char* op_class_name(OpClass op) {
   switch (op) {
-    case OpClass::conv: return "conv";
-    case OpClass::depthwise_conv: return "depthwise_conv";
-    case OpClass::grouped_conv: return "grouped_conv";
-    case OpClass::matmul: return "matmul";
-    case OpClass::attention: return "attention";
-    case OpClass::normalization: return "normalization";
-    case OpClass::elementwise: return "elementwise";
-    case OpClass::pooling: return "pooling";
-    case OpClass::embedding: return "embedding";
-    case OpClass::recurrent: return "recurrent";
-    case OpClass::loss: return "loss";
+    case OpClass::conv:
+      return "conv";
+    case OpClass::depthwise_conv:
+      return "depthwise_conv";
+    case OpClass::grouped_conv:
+      return "grouped_conv";
+    case OpClass::matmul:
+      return "matmul";
+    case OpClass::attention:
+      return "attention";
+    case OpClass::normalization:
+      return "normalization";
+    case OpClass::elementwise:
+      return "elementwise";
+    case OpClass::pooling:
+      return "pooling";
+    case OpClass::embedding:
+      return "embedding";
+    case OpClass::recurrent:
+      return "recurrent";
+    case OpClass::loss:
+      return "loss";
   }
   return "unknown";
 }
@@ -32,7 +43,8 @@ double dtype_bytes(const std::string& dtype) {
 
 double ZooModel::input_bytes_per_sample() const {
   double elements = 1;
-  for (const auto d : input_shape) elements *= static_cast<double>(d);
+  for (const auto d : input_shape)
+    elements *= static_cast<double>(d);
   return elements * dtype_bytes(input_dtype);
 }
 
@@ -40,7 +52,8 @@ namespace {
 template <typename T, typename F>
 T sum_layers(const std::vector<Layer>& layers, F f) {
   T total{};
-  for (const auto& l : layers) total += f(l);
+  for (const auto& l : layers)
+    total += f(l);
   return total;
 }
 }  // namespace
@@ -61,7 +74,8 @@ double ZooModel::saved_elements() const {
   return sum_layers<double>(layers, [](const Layer& l) { return l.saved_elements; });
 }
 double ZooModel::saved_bytes(double bytes_per_element) const {
-  return sum_layers<double>(layers, [&](const Layer& l) { return l.saved_bytes(bytes_per_element); });
+  return sum_layers<double>(layers,
+                            [&](const Layer& l) { return l.saved_bytes(bytes_per_element); });
 }
 
 }  // namespace trainsim::models

@@ -45,11 +45,11 @@ struct Layer {
   double bwd_input_flops = 0;   // per sample, gradient w.r.t. the layer input
   double bwd_weight_flops = 0;  // per sample, gradient w.r.t. the weights
   std::int64_t params = 0;
-  double input_elements = 0;   // per sample, activation elements entering the layer
-  double output_elements = 0;  // per sample, activation elements handed to the next entry (skip
-                               // connections that jump ahead, as torchgpipe's stash/pop, excluded)
-  double saved_elements = 0;   // per sample, activation elements kept for backward
-  double saved_mask_bytes = 0; // per sample, dropout masks kept for backward (1 byte per element)
+  double input_elements = 0;    // per sample, activation elements entering the layer
+  double output_elements = 0;   // per sample, activation elements handed to the next entry (skip
+                                // connections that jump ahead, as torchgpipe's stash/pop, excluded)
+  double saved_elements = 0;    // per sample, activation elements kept for backward
+  double saved_mask_bytes = 0;  // per sample, dropout masks kept for backward (1 byte per element)
   std::vector<std::int64_t> output_shape;  // per sample, e.g. {C, H, W} or {seq, hidden}
 
   double bwd_flops() const { return bwd_input_flops + bwd_weight_flops; }
