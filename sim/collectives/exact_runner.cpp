@@ -41,6 +41,7 @@ class ExactRun {
     cur_.assign(e, 0);
     pending_.assign(e, 0);
     compute_free_.assign(e, Time::zero());
+    parked_.resize(e);
   }
 
   RunOutput run() {
@@ -69,6 +70,7 @@ class ExactRun {
       const Phase& ph = phases_[p];
       const std::uint32_t first = send_offsets_[p][ep], last = send_offsets_[p][ep + 1];
       pending_[ep] = last - first;
+      start_parked(ep, p);
       const bool computes = ph.compute_s > 0 && ep < static_cast<std::size_t>(schedule_.ranks());
       if (computes) {
         ++pending_[ep];
@@ -86,11 +88,35 @@ class ExactRun {
   void start_sends(std::size_t ep, std::size_t p) {
     const std::uint32_t first = send_offsets_[p][ep], last = send_offsets_[p][ep + 1];
     for (std::uint32_t i = first; i < last; ++i) {
-      const Transfer& t = phases_[p].transfers[i];
-      net_.start_flow(vertex_[static_cast<std::size_t>(t.src)],
-                      vertex_[static_cast<std::size_t>(t.dst)], t.bytes,
-                      [this, p, i] { delivered(p, i); });
+      const auto dst = static_cast<std::size_t>(phases_[p].transfers[i].dst);
+      if (cur_[dst] >= p) {
+        start_flow(p, i);
+      } else {
+        parked_[dst].push_back({p, i});
+      }
     }
+  }
+
+  // Rendezvous: a message moves once its receiver has reached the phase too (it has posted the
+  // buffer), as NCCL's credit-based protocol and MPI's large-message protocol do.
+  void start_parked(std::size_t ep, std::size_t p) {
+    std::vector<Parked>& list = parked_[ep];
+    std::size_t w = 0;
+    for (std::size_t r = 0; r < list.size(); ++r) {
+      if (list[r].phase == p) {
+        start_flow(list[r].phase, list[r].index);
+      } else {
+        list[w++] = list[r];
+      }
+    }
+    list.resize(w);
+  }
+
+  void start_flow(std::size_t p, std::uint32_t i) {
+    const Transfer& t = phases_[p].transfers[i];
+    net_.start_flow(vertex_[static_cast<std::size_t>(t.src)],
+                    vertex_[static_cast<std::size_t>(t.dst)], t.bytes,
+                    [this, p, i] { delivered(p, i); });
   }
 
   void send_compute_done(std::size_t ep) {
@@ -140,6 +166,12 @@ class ExactRun {
   std::vector<std::size_t> cur_;
   std::vector<std::uint32_t> pending_;
   std::vector<Time> compute_free_;
+  struct Parked {
+    std::size_t phase;
+    std::uint32_t index;
+  };
+  std::vector<std::vector<Parked>>
+      parked_;  // by receiver: messages waiting for it to reach their phase
   Time finish_ = Time::zero();
 };
 

@@ -1,6 +1,7 @@
 #pragma once
 // A collective as a sequence of phases. In a phase every endpoint first runs its compute (if
-// any), then sends its transfers; it moves to the next phase once its sends are delivered and its
+// any), then sends its transfers (a message moves once its receiver has reached the phase too:
+// rendezvous); it moves to the next phase once its sends are delivered and its
 // receives have arrived and been processed (the receiver's kernel, e.g. a reduction, runs on its
 // accelerator right after arrival). Endpoints 0..ranks-1 are the ranks' accelerators,
 // ranks + h is the host of node h (parameter servers).
