@@ -1,0 +1,97 @@
+#include "sim/collectives/schedule.hpp"
+
+#include <algorithm>
+#include <map>
+
+namespace trainsim::sim::collectives {
+
+void Schedule::add_compute(double seconds) {
+  Segment s;
+  s.first_phase = keys_.size();
+  s.phases = 1;
+  s.compute_s = seconds;
+  segments_.push_back(std::move(s));
+  keys_.push_back(num_keys_++);
+}
+
+void Schedule::add_steps(int steps, int chunks, const std::function<std::uint64_t(int)>& step_key,
+                         const std::function<void(int, std::vector<Transfer>&)>& emit_step) {
+  if (steps <= 0) return;
+  chunks = std::max(1, chunks);
+  Segment s;
+  s.first_phase = keys_.size();
+  s.phases = static_cast<std::size_t>(steps + chunks - 1);
+  s.steps = steps;
+  s.chunks = chunks;
+  s.emit = emit_step;
+  // A wavefront phase is identified by the keys of the steps it carries (in order).
+  std::map<std::vector<std::uint64_t>, std::uint32_t> ids;
+  std::vector<std::uint64_t> window;
+  for (std::size_t q = 0; q < s.phases; ++q) {
+    window.clear();
+    for (int j = 0; j < chunks; ++j) {
+      const int step = static_cast<int>(q) - j;
+      window.push_back(step >= 0 && step < steps ? step_key(step) : ~std::uint64_t{0});
+    }
+    const auto [it, fresh] = ids.emplace(window, num_keys_);
+    if (fresh) ++num_keys_;
+    keys_.push_back(it->second);
+  }
+  segments_.push_back(std::move(s));
+}
+
+Phase Schedule::build(std::size_t phase) const {
+  auto seg = std::upper_bound(segments_.begin(), segments_.end(), phase,
+                              [](std::size_t p, const Segment& s) { return p < s.first_phase; });
+  const Segment& s = *(seg - 1);
+  Phase out;
+  if (!s.emit) {
+    out.compute_s = s.compute_s;
+    return out;
+  }
+  const int q = static_cast<int>(phase - s.first_phase);
+  std::vector<Transfer> step;
+  for (int j = 0; j < s.chunks; ++j) {
+    const int i = q - j;
+    if (i < 0 || i >= s.steps) continue;
+    step.clear();
+    s.emit(i, step);
+    for (Transfer t : step) {
+      t.bytes /= s.chunks;
+      t.receiver_compute_s /= s.chunks;
+      out.transfers.push_back(t);
+    }
+  }
+  if (s.chunks > 1) {
+    // Chunks of different steps between the same pair travel as one message.
+    std::stable_sort(out.transfers.begin(), out.transfers.end(),
+                     [](const Transfer& a, const Transfer& b) {
+                       return a.src < b.src || (a.src == b.src && a.dst < b.dst);
+                     });
+    std::size_t w = 0;
+    for (std::size_t r = 0; r < out.transfers.size(); ++r) {
+      if (w > 0 && out.transfers[w - 1].src == out.transfers[r].src &&
+          out.transfers[w - 1].dst == out.transfers[r].dst) {
+        out.transfers[w - 1].bytes += out.transfers[r].bytes;
+        out.transfers[w - 1].receiver_compute_s += out.transfers[r].receiver_compute_s;
+      } else {
+        out.transfers[w++] = out.transfers[r];
+      }
+    }
+    out.transfers.resize(w);
+  }
+  return out;
+}
+
+std::uint64_t Schedule::count_flows() const {
+  std::vector<std::uint64_t> per_key(num_keys_, ~std::uint64_t{0});
+  std::uint64_t total = 0;
+  for (std::size_t p = 0; p < keys_.size(); ++p) {
+    std::uint64_t& n = per_key[keys_[p]];
+    if (n == ~std::uint64_t{0}) n = build(p).transfers.size();
+    total += n;
+  }
+  return total;
+}
+
+}  // namespace trainsim::sim::collectives

@@ -1,0 +1,71 @@
+#pragma once
+// A collective as a sequence of phases. In a phase every endpoint first runs its compute (if
+// any), then sends its transfers (a message moves once its receiver has reached the phase too:
+// rendezvous); it moves to the next phase once its sends are delivered and its
+// receives have arrived and been processed (the receiver's kernel, e.g. a reduction, runs on its
+// accelerator right after arrival). Endpoints 0..ranks-1 are the ranks' accelerators,
+// ranks + h is the host of node h (parameter servers).
+//
+// Phases with equal keys are identical, so the aggregated runner solves each key once: a ring
+// has two keys however many ranks it has.
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+namespace trainsim::sim::collectives {
+
+struct Transfer {
+  std::int32_t src = 0;
+  std::int32_t dst = 0;
+  double bytes = 0;
+  double receiver_compute_s = 0;  // kernel the receiver runs on arrival (reduction, merge)
+};
+
+struct Phase {
+  std::vector<Transfer> transfers;
+  double compute_s = 0;  // run by every rank (not host endpoints) before its sends
+};
+
+class Schedule {
+ public:
+  using Emit = std::function<void(std::vector<Transfer>&)>;
+
+  explicit Schedule(int ranks, int hosts = 0) : ranks_(ranks), hosts_(hosts) {}
+
+  // A phase in which every rank runs a kernel of `seconds`.
+  void add_compute(double seconds);
+  // `steps` steps, step i's transfers from emit_step(i, out); step_key(i) identifies equal steps.
+  // With chunks > 1 the payload is cut into chunks that move as a pipeline (wavefront): phase q
+  // carries chunk j of step q - j for every j, bytes and receiver compute divided by `chunks`.
+  void add_steps(int steps, int chunks, const std::function<std::uint64_t(int)>& step_key,
+                 const std::function<void(int, std::vector<Transfer>&)>& emit_step);
+
+  int ranks() const { return ranks_; }
+  int hosts() const { return hosts_; }
+  int endpoints() const { return ranks_ + hosts_; }
+  std::size_t num_phases() const { return keys_.size(); }
+  std::size_t num_keys() const { return num_keys_; }
+  std::uint32_t key(std::size_t phase) const { return keys_[phase]; }
+  Phase build(std::size_t phase) const;
+  // Messages of the whole schedule (counted without materializing repeated phases twice).
+  std::uint64_t count_flows() const;
+
+ private:
+  struct Segment {
+    std::size_t first_phase = 0;
+    std::size_t phases = 0;
+    double compute_s = 0;
+    int steps = 0;
+    int chunks = 1;
+    std::function<void(int, std::vector<Transfer>&)> emit;
+  };
+
+  int ranks_;
+  int hosts_;
+  std::vector<Segment> segments_;
+  std::vector<std::uint32_t> keys_;
+  std::uint32_t num_keys_ = 0;
+};
+
+}  // namespace trainsim::sim::collectives
