@@ -50,7 +50,7 @@ InputPipelineSpec read_input(sim::JsonReader& r, const ZooModel& model, const si
       r.quantity_or("storage_bytes_per_sample", Dimension::bytes, Bound::non_negative, 0);
   in.workers =
       static_cast<int>(r.integer_or("workers", 1, std::min(4, std::max(1, host.cpu_cores))));
-  if (host.cpu_cores > 0 && in.workers > host.cpu_cores) {
+  if (in.enabled && host.cpu_cores > 0 && in.workers > host.cpu_cores) {
     r.fail("workers", std::to_string(in.workers) + " input workers, but host " + host.name +
                           " has " + std::to_string(host.cpu_cores) + " CPU cores");
   }
