@@ -1,5 +1,6 @@
-// trainsim simulate [SCENARIO] [--set PATH=VALUE]... [--format text|json|csv]
+// trainsim simulate [SCENARIO] [--set PATH=VALUE]... [--format text|json|csv] [--trace FILE]
 
+#include <fstream>
 #include <ostream>
 
 #include "cli/commands.hpp"
@@ -18,17 +19,21 @@ int run_simulate(const Args& args, CommandIo& io) {
   std::vector<std::string> sets;
   std::vector<std::string> dirs;
   std::string format = "text";
+  std::string trace_file;
   options.add_options()("scenario", po::value(&scenario_file),
                         "scenario JSON file (default: the built-in demo)")(
       "set", po::value(&sets), "override PATH=VALUE (repeatable), e.g. --set parallelism.data=4")(
       "format", po::value(&format), "text | json | csv")(
+      "trace", po::value(&trace_file),
+      "write a Chrome trace-event JSON of one replica's steps to FILE (open in Perfetto)")(
       "profile-dir", po::value(&dirs), "extra folder of profile JSON files (repeatable)");
   po::positional_options_description pos;
   pos.add("scenario", 1);
   po::variables_map vm;
-  if (!parse_command_line("simulate",
-                          "[SCENARIO.json] [--set PATH=VALUE]... [--format text|json|csv]", args,
-                          options, pos, vm, io)) {
+  if (!parse_command_line(
+          "simulate",
+          "[SCENARIO.json] [--set PATH=VALUE]... [--format text|json|csv] [--trace FILE.json]",
+          args, options, pos, vm, io)) {
     return 0;
   }
   if (format != "text" && format != "json" && format != "csv") {
@@ -36,7 +41,20 @@ int run_simulate(const Args& args, CommandIo& io) {
   }
   const sim::ProfileLibrary profiles = load_profile_library(dirs);
   const models::Scenario scenario = load_scenario_source(scenario_file, sets, profiles);
-  const models::StepReport report = models::simulate_training(scenario);
+  // Open the trace file before simulating so a bad path fails fast.
+  std::ofstream trace_out;
+  if (!trace_file.empty()) {
+    trace_out.open(trace_file, std::ios::binary);
+    if (!trace_out) throw UsageError("--trace " + trace_file, "cannot open the file for writing");
+  }
+  sim::TraceRecorder trace;
+  const models::StepReport report =
+      models::simulate_training(scenario, trace_file.empty() ? nullptr : &trace);
+  if (!trace_file.empty()) {
+    trace.write_chrome_json(trace_out);
+    trace_out.close();
+    if (!trace_out) throw UsageError("--trace " + trace_file, "writing the trace failed");
+  }
   if (format == "json") {
     io.out << step_report_json(report).dump(2) << "\n";
   } else if (format == "csv") {

@@ -42,7 +42,10 @@ nlohmann::json step_report_json(const models::StepReport& r) {
         {"activations_bytes", m.activations_bytes},
         {"workspace_bytes", m.workspace_bytes}}},
       {"fresh_sample_fraction", r.fresh_sample_fraction},
+      {"echo_factor", r.echo_factor},
+      {"echo_speedup", r.echo_speedup},
       {"upstream_batch_s", r.upstream_batch_s},
+      {"h2d_batch_s", r.h2d_batch_s},
       {"sim", {{"events", r.events}, {"wall_s", r.wall_s}}},
   };
 }
@@ -91,8 +94,10 @@ void print_step_report_text(std::ostream& os, const models::StepReport& r) {
      << format_bytes(m.activations_bytes) << "\n";
   if (r.upstream_batch_s > 0) {
     os << "  input pipeline       " << format_seconds(r.upstream_batch_s)
-       << " per fresh batch upstream; fresh samples "
-       << format_number(100 * r.fresh_sample_fraction, 3) << "%\n";
+       << " per fresh batch upstream, " << format_seconds(r.h2d_batch_s)
+       << " host-to-device per batch; echo factor " << r.echo_factor << ", fresh samples "
+       << format_number(100 * r.fresh_sample_fraction, 3) << "%, speedup vs no echo "
+       << format_number(r.echo_speedup, 3) << "x\n";
   }
   os << "  simulation           " << r.events << " events in " << format_seconds(r.wall_s) << "\n";
 }

@@ -22,6 +22,17 @@ PathCost ring_path(const sim::ClusterSpec& c, int ranks) {
   return p;
 }
 
+std::string ring_path_name(const sim::ClusterSpec& c, int ranks) {
+  const int per_node = std::min(ranks, c.accelerators_per_node);
+  std::string name = c.p2p ? c.intra_link.name : c.host_link.name + " via host";
+  if (ranks > per_node && c.inter_link) {
+    const PathCost intra = ring_path(c, per_node);
+    const double nic_share = c.inter_link->bw_bytes_per_s * c.nics_per_node / per_node;
+    if (nic_share <= intra.bw_bytes_per_s) name = c.inter_link->name;
+  }
+  return name;
+}
+
 double allreduce_time_s(const sim::ClusterSpec& c, const CommSpec& comm, int ranks, double bytes) {
   if (ranks <= 1) return 0;
   const double p = ranks;
@@ -45,8 +56,8 @@ double allreduce_time_s(const sim::ClusterSpec& c, const CommSpec& comm, int ran
   return 2 * (p - 1) * path.alpha_s + 2 * (p - 1) / p * bytes / path.bw_bytes_per_s;
 }
 
-double sparse_allreduce_time_s(const sim::ClusterSpec& c, const CommSpec& comm, int ranks, double elements,
-                               int value_bytes) {
+double sparse_allreduce_time_s(const sim::ClusterSpec& c, const CommSpec& comm, int ranks,
+                               double elements, int value_bytes) {
   if (ranks <= 1) return 0;
   const PathCost path = ring_path(c, ranks);
   const double k = std::max(1.0, std::ceil(comm.density * elements));

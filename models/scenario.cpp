@@ -1,5 +1,7 @@
 #include "models/scenario.hpp"
 
+#include <algorithm>
+
 #include "models/zoo/zoo.hpp"
 #include "sim/config/json_reader.hpp"
 #include "sim/core/input_error.hpp"
@@ -31,24 +33,43 @@ ZooModel read_model(sim::JsonReader& parent) {
   return build_zoo_model(name, hyper, m.path());
 }
 
-InputPipelineSpec read_input(sim::JsonReader& r) {
+InputPipelineSpec read_input(sim::JsonReader& r, const ZooModel& model, const sim::HostSpec& host) {
   InputPipelineSpec in;
-  in.enabled = true;
+  in.enabled = r.boolean_or("enabled", true);
   using sim::Bound;
   using sim::Dimension;
-  in.read_s_per_sample = r.quantity_or("read_per_sample", Dimension::seconds, Bound::non_negative, 0);
-  in.decode_s_per_sample = r.quantity_or("decode_per_sample", Dimension::seconds, Bound::non_negative, 0);
-  in.augment_s_per_sample = r.quantity_or("augment_per_sample", Dimension::seconds, Bound::non_negative, 0);
-  in.batch_s_per_sample = r.quantity_or("batch_per_sample", Dimension::seconds, Bound::non_negative, 0);
-  in.storage_bytes_per_sample = r.quantity_or("storage_bytes_per_sample", Dimension::bytes, Bound::non_negative, 0);
-  in.workers = static_cast<int>(r.integer_or("workers", 1, 4));
+  in.read_s_per_sample =
+      r.quantity_or("read_per_sample", Dimension::seconds, Bound::non_negative, 0);
+  in.decode_s_per_sample =
+      r.quantity_or("decode_per_sample", Dimension::seconds, Bound::non_negative, 0);
+  in.augment_s_per_sample =
+      r.quantity_or("augment_per_sample", Dimension::seconds, Bound::non_negative, 0);
+  in.batch_s_per_sample =
+      r.quantity_or("batch_per_sample", Dimension::seconds, Bound::non_negative, 0);
+  in.storage_bytes_per_sample =
+      r.quantity_or("storage_bytes_per_sample", Dimension::bytes, Bound::non_negative, 0);
+  in.workers =
+      static_cast<int>(r.integer_or("workers", 1, std::min(4, std::max(1, host.cpu_cores))));
+  if (in.enabled && host.cpu_cores > 0 && in.workers > host.cpu_cores) {
+    r.fail("workers", std::to_string(in.workers) + " input workers, but host " + host.name +
+                          " has " + std::to_string(host.cpu_cores) + " CPU cores");
+  }
   in.prefetch_batches = static_cast<int>(r.integer_or("prefetch_batches", 1, 2));
-  in.input_dtype = r.choice_or("input_dtype", {"uint8", "fp32"}, "uint8");
+  // Default: the model's own input dtype (uint8 pixels, int32 tokens); fp32 pixels cost 4x.
+  in.input_dtype = r.choice_or("input_dtype", {"uint8", "fp16", "bf16", "fp32", "int32", "int64"},
+                               model.input_dtype);
   if (auto echo = r.optional_object("echo")) {
     in.echo_factor = static_cast<int>(echo->integer_or("factor", 1, 1));
-    in.echo_mode = echo->choice_or("mode", {"example", "batch"}, "batch") == "batch" ? EchoMode::batch : EchoMode::example;
-    in.echo_before_augment = echo->choice_or("insert", {"before_augment", "after_augment"}, "after_augment") ==
-                             "before_augment";
+    in.echo_mode = echo->choice_or("mode", {"example", "batch"}, "batch") == "batch"
+                       ? EchoMode::batch
+                       : EchoMode::example;
+    in.echo_before_augment = echo->choice_or("insert", {"before_augment", "after_augment"},
+                                             "after_augment") == "before_augment";
+    if (in.echo_before_augment && in.echo_mode == EchoMode::batch) {
+      echo->fail("insert",
+                 "before_augment needs mode example: batch echoing repeats finished batches, after "
+                 "augmentation and batching");
+    }
     echo->done();
   }
   r.done();
@@ -57,7 +78,8 @@ InputPipelineSpec read_input(sim::JsonReader& r) {
 
 }  // namespace
 
-Scenario load_scenario(nlohmann::json doc, const std::string& file, const std::vector<std::string>& overrides,
+Scenario load_scenario(nlohmann::json doc, const std::string& file,
+                       const std::vector<std::string>& overrides,
                        const sim::ProfileLibrary& profiles) {
   auto source = std::make_shared<sim::JsonSource>();
   source->file = file;
@@ -69,7 +91,8 @@ Scenario load_scenario(nlohmann::json doc, const std::string& file, const std::v
     }
     return profiles.expand_cluster(path, node, src);
   };
-  for (const std::string& o : overrides) sim::apply_override(doc, o, *source, expand);
+  for (const std::string& o : overrides)
+    sim::apply_override(doc, o, *source, expand);
 
   sim::JsonReader r(doc, source);
   Scenario s;
@@ -89,7 +112,9 @@ Scenario load_scenario(nlohmann::json doc, const std::string& file, const std::v
                             sim::dtype_name(s.precision) + " compute path in its profile");
   }
   const std::string opt = r.choice_or("optimizer", {"sgd", "momentum", "adam"}, "momentum");
-  s.optimizer = opt == "sgd" ? Optimizer::sgd : opt == "adam" ? Optimizer::adam : Optimizer::momentum;
+  s.optimizer = opt == "sgd"    ? Optimizer::sgd
+                : opt == "adam" ? Optimizer::adam
+                                : Optimizer::momentum;
   s.inference = r.choice_or("mode", {"train", "inference"}, "train") == "inference";
   s.recompute = r.boolean_or("recompute", false);
   if (auto p = r.optional_object("parallelism")) {
@@ -99,27 +124,31 @@ Scenario load_scenario(nlohmann::json doc, const std::string& file, const std::v
     s.grad_accum = static_cast<int>(p->integer_or("grad_accum", 1, 1));
     if (s.data_parallel * s.pipeline_stages > s.cluster.total_accelerators()) {
       p->fail("data", "data x pipeline = " + std::to_string(s.data_parallel * s.pipeline_stages) +
-                          " devices, but the cluster has " + std::to_string(s.cluster.total_accelerators()));
+                          " devices, but the cluster has " +
+                          std::to_string(s.cluster.total_accelerators()));
     }
     p->done();
   } else {
     s.data_parallel = s.cluster.total_accelerators();
   }
   if (auto c = r.optional_object("communication")) {
-    s.comm.algorithm = c->choice_or("algorithm", {"ring", "tree", "halving_doubling", "hierarchical"}, "ring");
-    s.comm.bucket_bytes = c->quantity_or("bucket_size", sim::Dimension::bytes, sim::Bound::positive, 25e6);
+    s.comm.algorithm =
+        c->choice_or("algorithm", {"ring", "tree", "halving_doubling", "hierarchical"}, "ring");
+    s.comm.bucket_bytes =
+        c->quantity_or("bucket_size", sim::Dimension::bytes, sim::Bound::positive, 25e6);
     s.comm.overlap = c->boolean_or("overlap", true);
     s.comm.compression = c->choice_or("compression", {"none", "topk", "gtopk"}, "none");
     s.comm.density = c->number_or("density", sim::Bound::unit_interval, 0.001);
     c->done();
   }
-  if (auto in = r.optional_object("input")) s.input = read_input(*in);
+  if (auto in = r.optional_object("input")) s.input = read_input(*in, s.model, s.cluster.host);
   s.steps = static_cast<int>(r.integer_or("steps", 1, 6));
   s.warmup_steps = static_cast<int>(r.integer_or("warmup_steps", 0, 2));
   if (s.warmup_steps >= s.steps) {
     r.fail("warmup_steps", "must be smaller than steps (" + std::to_string(s.steps) + ")");
   }
-  s.workspace_bytes = r.quantity_or("workspace", sim::Dimension::bytes, sim::Bound::non_negative, 0);
+  s.workspace_bytes =
+      r.quantity_or("workspace", sim::Dimension::bytes, sim::Bound::non_negative, 0);
   r.done();
   return s;
 }

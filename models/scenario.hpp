@@ -19,15 +19,16 @@ enum class Optimizer { sgd, momentum, adam };
 enum class EchoMode { example, batch };
 
 struct InputPipelineSpec {
-  bool enabled = false;           // false: inputs are synthetic and always ready
-  double read_s_per_sample = 0;   // CPU seconds of one core per sample, per stage
+  bool enabled = false;          // false: inputs are synthetic and always ready
+  double read_s_per_sample = 0;  // CPU seconds of one core per sample, per stage
   double decode_s_per_sample = 0;
   double augment_s_per_sample = 0;
   double batch_s_per_sample = 0;
   double storage_bytes_per_sample = 0;  // read from storage at the host's read bandwidth
-  int workers = 1;                // host cores given to the pipeline (per host)
+  int workers = 1;                      // host cores given to the pipeline (per host)
   int prefetch_batches = 2;
-  std::string input_dtype = "uint8";  // uint8 | fp32: bytes copied host-to-device per element
+  std::string input_dtype =
+      "uint8";  // bytes copied host-to-device per element (default: the model's)
   int echo_factor = 1;
   EchoMode echo_mode = EchoMode::batch;
   bool echo_before_augment = false;  // true: each echoed copy is augmented again (costs CPU)
@@ -62,7 +63,8 @@ struct Scenario {
 };
 
 // Loads `doc` (from `file`) after applying `overrides` ("PATH=VALUE"). `file` labels errors.
-Scenario load_scenario(nlohmann::json doc, const std::string& file, const std::vector<std::string>& overrides,
+Scenario load_scenario(nlohmann::json doc, const std::string& file,
+                       const std::vector<std::string>& overrides,
                        const sim::ProfileLibrary& profiles);
 
 }  // namespace trainsim::models

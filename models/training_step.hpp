@@ -9,6 +9,7 @@
 #include <string>
 
 #include "models/scenario.hpp"
+#include "sim/trace/trace_recorder.hpp"
 
 namespace trainsim::models {
 
@@ -45,17 +46,22 @@ struct StepReport {
   double step_time_s = 0;
   double throughput_samples_per_s = 0;
   Breakdown breakdown;
-  double comm_time_s = 0;          // communication stream busy time per step
-  double gradient_bytes = 0;       // per step per replica
+  double comm_time_s = 0;     // communication stream busy time per step
+  double gradient_bytes = 0;  // per step per replica
   int buckets = 0;
   MemoryReport memory;
-  double fresh_sample_fraction = 1;
-  double upstream_batch_s = 0;     // host time to produce one fresh batch (0 without a pipeline)
+  double fresh_sample_fraction = 1;  // fresh (not echoed) samples per step / samples per step
+  int echo_factor = 1;
+  double echo_speedup = 1;      // step time with echo factor 1 / step time with this factor
+  double upstream_batch_s = 0;  // host time to produce one fresh batch (0 without a pipeline)
+  double h2d_batch_s = 0;       // host-to-device copy of one batch (0 without a pipeline)
   std::uint64_t events = 0;
   double wall_s = 0;
 };
 
-StepReport simulate_training(const Scenario& s);
+// Simulates `s.steps` steps of one replica and reports the steady state (warm-up excluded).
+// With `trace`, records one replica's streams, host workers and link activity into it.
+StepReport simulate_training(const Scenario& s, sim::TraceRecorder* trace = nullptr);
 MemoryReport estimate_memory(const Scenario& s);
 
 }  // namespace trainsim::models

@@ -1,6 +1,10 @@
 // simulate end to end: closed-form checks of the event-driven training step, and bad input.
 #include <catch2/catch.hpp>
 
+#include <cstdio>
+#include <set>
+#include <string>
+
 #include <nlohmann/json.hpp>
 
 #include "support/run_cli.hpp"
@@ -23,10 +27,12 @@ nlohmann::json simulate_json(std::vector<std::string> extra) {
 
 TEST_CASE("the built-in default scenario runs and reports every documented key") {
   const auto j = simulate_json({});
-  for (const char* k : {"step_time_s", "throughput_samples_per_s", "global_batch", "devices", "fresh_sample_fraction"}) {
+  for (const char* k : {"step_time_s", "throughput_samples_per_s", "global_batch", "devices",
+                        "fresh_sample_fraction"}) {
     CHECK(j.contains(k));
   }
-  for (const char* k : {"compute", "recompute", "exposed_comm", "input_stall", "bubble", "optimizer"}) {
+  for (const char* k :
+       {"compute", "recompute", "exposed_comm", "input_stall", "bubble", "optimizer"}) {
     CHECK(j["breakdown_s"].contains(k));
   }
   CHECK(j["memory"]["fits"].get<bool>());
@@ -46,12 +52,14 @@ TEST_CASE("the same inputs give bit-identical results") {
 }
 
 TEST_CASE("without overlap, a step is compute + communication + optimizer exactly") {
-  const auto j = simulate_json({"--set", "communication.overlap=false", "--set", "input.workers=100000"});
+  const auto j =
+      simulate_json({"--set", "communication.overlap=false", "--set", "input.enabled=false"});
   const auto& b = j["breakdown_s"];
   CHECK(b["input_stall"].get<double>() == 0);
   // Each operation's duration is rounded to a picosecond: 1e-7 relative covers that.
   CHECK(b["exposed_comm"].get<double>() == Approx(j["comm_time_s"].get<double>()).epsilon(1e-7));
-  const double sum = b["compute"].get<double>() + b["exposed_comm"].get<double>() + b["optimizer"].get<double>();
+  const double sum =
+      b["compute"].get<double>() + b["exposed_comm"].get<double>() + b["optimizer"].get<double>();
   CHECK(j["step_time_s"].get<double>() == Approx(sum).epsilon(1e-9));
 }
 
@@ -59,8 +67,9 @@ TEST_CASE("step time is linear in batch size, so v = b/(b/v0 + t) holds") {
   std::vector<double> b{64, 128, 256};
   std::vector<double> t;
   for (double batch : b) {
-    const auto j = simulate_json({"--set", "batch_per_replica=" + std::to_string(static_cast<int>(batch)), "--set",
-                                  "communication.overlap=false", "--set", "input.workers=100000"});
+    const auto j =
+        simulate_json({"--set", "batch_per_replica=" + std::to_string(static_cast<int>(batch)),
+                       "--set", "communication.overlap=false", "--set", "input.enabled=false"});
     t.push_back(j["step_time_s"].get<double>());
   }
   const double slope1 = (t[1] - t[0]) / (b[1] - b[0]);
@@ -69,15 +78,20 @@ TEST_CASE("step time is linear in batch size, so v = b/(b/v0 + t) holds") {
   CHECK(t[0] - slope1 * b[0] > 0);                // a fixed per-step cost t > 0
 }
 
-TEST_CASE("an input-bound step equals the upstream time divided by the echo factor") {
-  // Few workers: the host is the bottleneck.
-  for (int echo : {1, 2, 4}) {
-    const auto j = simulate_json({"--set", "input.workers=8", "--set", "input.echo.factor=" + std::to_string(echo)});
+TEST_CASE("an input-bound step equals max(accelerator step, upstream time / echo factor)") {
+  // Few workers: the host is the bottleneck. The accelerator step is the same scenario with
+  // synthetic (always ready) inputs.
+  const double accel = simulate_json({"--set", "input.enabled=false"})["step_time_s"].get<double>();
+  for (int echo : {1, 2, 4, 8}) {
+    const auto j = simulate_json(
+        {"--set", "input.workers=8", "--set", "input.echo.factor=" + std::to_string(echo)});
     const double upstream = j["upstream_batch_s"].get<double>();
-    const double expected = std::max(upstream / echo, j["breakdown_s"]["compute"].get<double>());
-    INFO("echo " << echo << " upstream " << upstream);
+    const double expected = std::max(upstream / echo, accel);
+    INFO("echo " << echo << " upstream " << upstream << " accelerator " << accel);
+    CHECK(upstream > 2 * accel);  // the case is input-bound without echoing
     CHECK(j["step_time_s"].get<double>() == Approx(expected).epsilon(0.01));
     CHECK(j["fresh_sample_fraction"].get<double>() == Approx(1.0 / echo));
+    CHECK(j["echo_speedup"].get<double>() == Approx(upstream / expected).epsilon(0.01));
   }
 }
 
@@ -85,6 +99,13 @@ TEST_CASE("fp32 inputs quadruple the host-to-device bytes") {
   const auto u8 = simulate_json({"--set", "input.input_dtype=uint8"});
   const auto f32 = simulate_json({"--set", "input.input_dtype=fp32"});
   CHECK(u8["step_time_s"].get<double>() <= f32["step_time_s"].get<double>());
+  // h2d = latency + bytes / bandwidth (PCIe 4.0 x16 on the DGX A100: 1 us, 31.5 GB/s per the
+  // profile).
+  const double bytes_u8 = 256.0 * 3 * 224 * 224;
+  const double latency_s = u8["h2d_batch_s"].get<double>() - bytes_u8 / 31.5e9;
+  CHECK(latency_s == Approx(1e-6).margin(1e-7));
+  CHECK(f32["h2d_batch_s"].get<double>() - latency_s ==
+        Approx(4 * bytes_u8 / 31.5e9).epsilon(1e-9));
 }
 
 TEST_CASE("memory: a batch that does not fit is reported with the largest that does") {
@@ -129,7 +150,9 @@ TEST_CASE("bad scenarios and overrides exit 2 naming the key and value") {
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("/nonexistent/scenario.json") != std::string::npos);
 
-  const auto bad = write_temp_file("{\"cluster\": \"dgx-a100\", \"model\": \"resnet50\", \"batch_per_replica\": 8,\n \"stepz\": 3}");
+  const auto bad = write_temp_file(
+      "{\"cluster\": \"dgx-a100\", \"model\": \"resnet50\", \"batch_per_replica\": 8,\n \"stepz\": "
+      "3}");
   r = run_cli({"simulate", bad});
   CHECK(r.exit_code == 2);
   CHECK(r.err.find(bad) != std::string::npos);
@@ -152,4 +175,104 @@ TEST_CASE("an inline scenario file with csv output") {
   const auto nl = r.out.find('\n');
   CHECK(r.out.substr(0, nl).find("step_time_s") != std::string::npos);
   CHECK(r.out.find("resnet20") != std::string::npos);
+}
+
+TEST_CASE("new scenario keys reject bad values naming the key and value") {
+  auto r = run_cli({"simulate", "--set", "input.workers=1000"});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("workers") != std::string::npos);
+  CHECK(r.err.find("1000") != std::string::npos);
+
+  r = run_cli({"simulate", "--set", "input.echo.insert=before_augment"});  // default mode: batch
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("insert") != std::string::npos);
+  CHECK(r.err.find("mode example") != std::string::npos);
+
+  r = run_cli({"simulate", "--set", "input.input_dtype=fp8"});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("fp8") != std::string::npos);
+
+  r = run_cli({"simulate", "--set", "input.enabled=maybe"});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("enabled") != std::string::npos);
+
+  r = run_cli({"simulate", "--set", "input.echo.factor=0"});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("factor") != std::string::npos);
+
+  r = run_cli({"simulate", "--trace", "/nonexistent-dir/trace.json"});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("/nonexistent-dir/trace.json") != std::string::npos);
+}
+
+TEST_CASE(
+    "the trace option writes Chrome trace JSON with device, host and link tracks, stalls and step "
+    "markers") {
+  const std::string path = write_temp_file("", ".json");
+  // Input-bound (one worker per GPU) so the accelerator visibly waits on the input queue.
+  const auto r = run_cli({"simulate", "--set", "input.workers=8", "--set", "steps=4", "--set",
+                          "warmup_steps=1", "--trace", path, "--format", "json"});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto report = nlohmann::json::parse(r.out);
+  const auto trace = nlohmann::json::parse(trainsim::test::slurp(path));
+  std::set<std::string> processes, threads, categories;
+  int step_markers = 0;
+  double stall_us = 0;
+  for (const auto& e : trace["traceEvents"]) {
+    const std::string ph = e["ph"];
+    if (ph == "M" && e["name"] == "process_name")
+      processes.insert(e["args"]["name"].get<std::string>());
+    if (ph == "M" && e["name"] == "thread_name")
+      threads.insert(e["args"]["name"].get<std::string>());
+    if (ph == "X") {
+      categories.insert(e["cat"].get<std::string>());
+      CHECK(e["dur"].get<double>() >= 0);
+      if (e["cat"] == "stall") stall_us += e["dur"].get<double>();
+    }
+    if (ph == "i" && e["name"].get<std::string>().rfind("step ", 0) == 0) ++step_markers;
+  }
+  CHECK(processes.count("replica 0 / gpu0") == 1);
+  CHECK(processes.count("replica 0 / host0") == 1);
+  CHECK(processes.count("links") == 1);
+  for (const char* t : {"compute", "comm (gradient collectives)", "h2d copy", "input workers",
+                        "nvlink3 (collectives)"})
+    CHECK(threads.count(t) == 1);
+  for (const char* c : {"compute", "comm", "h2d", "input", "stall", "link", "optimizer"})
+    CHECK(categories.count(c) == 1);
+  CHECK(step_markers == 4);
+  // The stalls in the trace cover at least the measured steps' stalls (warm-up adds more).
+  CHECK(stall_us * 1e-6 >= 3 * report["breakdown_s"]["input_stall"].get<double>() * 0.999);
+  std::remove(path.c_str());
+}
+
+TEST_CASE("the example scenarios run and show what they are for") {
+  const std::string dir = std::string(TRAINSIM_SOURCE_DIR) + "/examples/";
+  // MNIST MLP: host-bound, so a much faster GPU leaves the step time unchanged.
+  const auto mlp = simulate_json({dir + "mnist_mlp_cpu_bound.json"});
+  const auto mlp_fast = simulate_json(
+      {dir + "mnist_mlp_cpu_bound.json", "--set", "cluster.node.accelerator=h100-pcie"});
+  CHECK(mlp["breakdown_s"]["input_stall"].get<double>() > 0.5 * mlp["step_time_s"].get<double>());
+  CHECK(mlp_fast["step_time_s"].get<double>() ==
+        Approx(mlp["step_time_s"].get<double>()).epsilon(0.01));
+  // Data echoing: the upstream is 2-4x slower than the accelerator; echo 2 speeds up ~2x.
+  const auto echo = simulate_json({dir + "data_echoing_resnet50.json"});
+  const auto no_input =
+      simulate_json({dir + "data_echoing_resnet50.json", "--set", "input.enabled=false"});
+  const double ratio =
+      echo["upstream_batch_s"].get<double>() / no_input["step_time_s"].get<double>();
+  CHECK(ratio > 2);
+  CHECK(ratio < 4);
+  CHECK(echo["echo_speedup"].get<double>() == Approx(2).epsilon(0.02));
+  CHECK(echo["fresh_sample_fraction"].get<double>() == 0.5);
+  // gTop-k at 0.1% on 1 GbE beats dense allreduce.
+  const auto g = simulate_json({dir + "gtopk_1gbe_cluster.json"});
+  const auto dense =
+      simulate_json({dir + "gtopk_1gbe_cluster.json", "--set", "communication.compression=none"});
+  CHECK(g["step_time_s"].get<double>() < dense["step_time_s"].get<double>() / 2);
+  CHECK(g["devices"] == 32);
+  // No P2P: gradients cross the host, so the exchange costs more than with P2P.
+  const auto nop2p = simulate_json({dir + "two_gpu_no_p2p.json"});
+  const auto p2p = simulate_json({dir + "two_gpu_no_p2p.json", "--set", "cluster.node.p2p=true"});
+  CHECK(nop2p["comm_time_s"].get<double>() > 1.5 * p2p["comm_time_s"].get<double>());
 }
