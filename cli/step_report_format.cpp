@@ -29,6 +29,7 @@ nlohmann::json step_report_json(const models::StepReport& r) {
         {"bubble", b.bubble_s},
         {"optimizer", b.optimizer_s}}},
       {"comm_time_s", r.comm_time_s},
+      {"collective_model", r.collective_model},
       {"gradient_bytes", r.gradient_bytes},
       {"buckets", r.buckets},
       {"memory",
@@ -77,7 +78,8 @@ void print_step_report_text(std::ostream& os, const models::StepReport& r) {
      << pct(b.recompute_s) << "\n"
      << "    exposed comm       " << std::setw(12) << format_seconds(b.exposed_comm_s) << "  "
      << pct(b.exposed_comm_s) << "  (of " << format_seconds(r.comm_time_s) << " communication in "
-     << r.buckets << " buckets, " << format_bytes(r.gradient_bytes) << " of gradients)\n"
+     << r.buckets << " buckets, " << format_bytes(r.gradient_bytes) << " of gradients; "
+     << r.collective_model << " collectives)\n"
      << "    input stall        " << std::setw(12) << format_seconds(b.input_stall_s) << "  "
      << pct(b.input_stall_s) << "\n"
      << "    pipeline bubble    " << std::setw(12) << format_seconds(b.bubble_s) << "  "

@@ -1,10 +1,13 @@
 #pragma once
-// Alpha-beta cost of the gradient collectives a training step issues, per algorithm, on the
-// cluster's bottleneck path. The training step runs each one as a timed operation on the
-// device's communication stream. (The flow-level, message-by-message collectives of
-// sim/collectives replace this when they land; until then this is the model, and its
-// limitations are stated in README: no contention between concurrent buckets, uniform links.)
+// What the gradient collectives of a training step cost. CollectiveCoster prices them with the
+// flow-level message schedules of sim/collectives (contention, routes, reduction kernels on the
+// accelerators), memoized per size, and falls back to the alpha-beta closed forms below on the
+// cluster's bottleneck path only where a message-level run would be too slow (more ranks than
+// sim/collectives runs message by message on a fabric its phase-aggregated model does not cover).
+// The training step runs each collective as one timed operation on the communication stream.
 
+#include <cstdint>
+#include <map>
 #include <string>
 
 #include "models/scenario.hpp"
@@ -28,5 +31,33 @@ double allreduce_time_s(const sim::ClusterSpec& c, const CommSpec& comm, int ran
 // topk: AllGather a*log2P + 2(P-1)k*b; gtopk: a*log2P + 2k*log2P*b (b per element).
 double sparse_allreduce_time_s(const sim::ClusterSpec& c, const CommSpec& comm, int ranks,
                                double elements, int value_bytes);
+
+class CollectiveCoster {
+ public:
+  // Collectives among the first `ranks` accelerators of the scenario's cluster, with its
+  // communication settings (algorithm, compression, density) and gradient dtype.
+  CollectiveCoster(const Scenario& s, int ranks);
+
+  // Dense allreduce of one gradient bucket of `bytes`.
+  double dense_allreduce_s(double bytes);
+  // Top-k / gTop-k exchange of `elements` gradients; the selection kernel is not included (the
+  // training step charges it as compute before the exchange).
+  double sparse_allreduce_s(double elements);
+
+  // "flow-level", "flow-level (phase-aggregated)" or "alpha-beta (...why...)".
+  const std::string& model_name() const { return model_name_; }
+  std::uint64_t events() const { return events_; }
+
+ private:
+  double priced(double bytes, bool sparse);
+
+  const Scenario& s_;
+  int ranks_;
+  bool flow_level_ = true;
+  std::string model_name_;
+  std::uint64_t events_ = 0;
+  std::map<double, double> dense_memo_;
+  std::map<double, double> sparse_memo_;
+};
 
 }  // namespace trainsim::models

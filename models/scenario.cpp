@@ -132,8 +132,10 @@ Scenario load_scenario(nlohmann::json doc, const std::string& file,
     s.data_parallel = s.cluster.total_accelerators();
   }
   if (auto c = r.optional_object("communication")) {
-    s.comm.algorithm =
-        c->choice_or("algorithm", {"ring", "tree", "halving_doubling", "hierarchical"}, "ring");
+    s.comm.algorithm = c->choice_or("algorithm",
+                                    {"ring", "tree", "double_binary_tree", "halving_doubling",
+                                     "hierarchical", "parameter_server"},
+                                    "ring");
     s.comm.bucket_bytes =
         c->quantity_or("bucket_size", sim::Dimension::bytes, sim::Bound::positive, 25e6);
     s.comm.overlap = c->boolean_or("overlap", true);

@@ -106,7 +106,13 @@ std::string format_mb(double bytes) {
 class ReplicaSim {
  public:
   ReplicaSim(const Scenario& s, sim::TraceRecorder* trace)
-      : s_(s), trace_(trace), compute_(engine_), comm_(engine_), h2d_(engine_), host_(engine_) {
+      : s_(s),
+        trace_(trace),
+        compute_(engine_),
+        comm_(engine_),
+        h2d_(engine_),
+        host_(engine_),
+        collectives_(s, s.data_parallel) {
     act_bytes_ = activation_bytes_per_element(s);
     grad_bytes_ = sim::dtype_bytes(s.precision);
     ranks_ = s.data_parallel;
@@ -149,7 +155,9 @@ class ReplicaSim {
     r.h2d_batch_s = h2d_s_;
     r.echo_factor = s_.input.enabled ? s_.input.echo_factor : 1;
     r.fresh_sample_fraction = 1.0 / r.echo_factor;
-    r.events = engine_.stats().events_executed;
+    // Engine events plus those of the flow-level collective runs that priced the buckets.
+    r.events = engine_.stats().events_executed + collectives_.events();
+    r.collective_model = collectives_.model_name();
     r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
     return r;
   }
@@ -307,7 +315,7 @@ class ReplicaSim {
   }
 
   void submit_allreduce(double bytes) {
-    const double t = allreduce_time_s(s_.cluster, s_.comm, ranks_, bytes);
+    const double t = collectives_.dense_allreduce_s(bytes);
     if (measuring()) comm_measured_s_ += t;
     if (step_end_.empty()) ++buckets_per_step_;
     const std::string what = trace_ == nullptr
@@ -332,7 +340,7 @@ class ReplicaSim {
     compute_.submit(
         dur(select_s), trace_ != nullptr ? "top-k selection" : "", "compute", [this, m] {
           backward_end_ = engine_.now();  // the selection is compute; exposed comm starts after it
-          const double t = sparse_allreduce_time_s(s_.cluster, s_.comm, ranks_, m, grad_bytes_);
+          const double t = collectives_.sparse_allreduce_s(m);
           if (measuring()) comm_measured_s_ += t;
           if (step_end_.empty()) buckets_per_step_ = 1;
           const std::string what =
@@ -377,6 +385,7 @@ class ReplicaSim {
   sim::Stream comm_;
   sim::Stream h2d_;
   sim::Stream host_;
+  CollectiveCoster collectives_;
   sim::TraceRecorder::TrackId compute_track_ = 0;
   sim::TraceRecorder::TrackId link_track_ = 0;
   double act_bytes_ = 4;

@@ -46,8 +46,9 @@ struct StepReport {
   double step_time_s = 0;
   double throughput_samples_per_s = 0;
   Breakdown breakdown;
-  double comm_time_s = 0;     // communication stream busy time per step
-  double gradient_bytes = 0;  // per step per replica
+  std::string collective_model;  // what priced the collectives (flow-level or alpha-beta)
+  double comm_time_s = 0;        // communication stream busy time per step
+  double gradient_bytes = 0;     // per step per replica
   int buckets = 0;
   MemoryReport memory;
   double fresh_sample_fraction = 1;  // fresh (not echoed) samples per step / samples per step

@@ -274,6 +274,8 @@ class Aggregator {
 }  // namespace
 
 bool aggregation_supported(const ClusterSpec& cluster) {
+  // Staging through host memory without peer-to-peer is modelled message by message only.
+  if (!cluster.p2p && cluster.accelerators_per_node > 1) return false;
   return cluster.inter_topology == InterTopology::star ||
          cluster.inter_topology == InterTopology::none;
 }

@@ -79,6 +79,10 @@ struct CollectiveResult {
 
 CollectiveResult run_collective(const ClusterSpec& cluster, const CollectiveSpec& spec);
 
+// Whether the phase-aggregated model covers `cluster` (a star or no inter-node fabric); others
+// run message by message, whose cost grows with P x phases.
+bool aggregation_supported(const ClusterSpec& cluster);
+
 // nccl-tests bus-bandwidth factor for `op` on `ranks` ranks.
 double busbw_factor(Op op, int ranks);
 

@@ -17,6 +17,12 @@ class ExactRun {
     const int ranks = schedule.ranks();
     for (int r = 0; r < ranks; ++r)
       vertex_.push_back(topo_.accelerator(r));
+    if (!cluster.p2p) {
+      // Without peer-to-peer a message between two accelerators of one node is copied into host
+      // memory and out again (cudaMemcpy / NCCL's SHM transport staging): store and forward.
+      for (int r = 0; r < ranks; ++r)
+        staging_host_.push_back(topo_.host(topo_.node_of_rank(r)));
+    }
     for (int h = 0; h < schedule.hosts(); ++h)
       vertex_.push_back(topo_.host(h));
     const std::size_t e = vertex_.size();
@@ -114,9 +120,17 @@ class ExactRun {
 
   void start_flow(std::size_t p, std::uint32_t i) {
     const Transfer& t = phases_[p].transfers[i];
-    net_.start_flow(vertex_[static_cast<std::size_t>(t.src)],
-                    vertex_[static_cast<std::size_t>(t.dst)], t.bytes,
-                    [this, p, i] { delivered(p, i); });
+    const auto src = static_cast<std::size_t>(t.src), dst = static_cast<std::size_t>(t.dst);
+    if (src < staging_host_.size() && dst < staging_host_.size() &&
+        staging_host_[src] == staging_host_[dst]) {
+      net_.start_flow(vertex_[src], staging_host_[src], t.bytes, [this, p, i] {
+        const Transfer& u = phases_[p].transfers[i];
+        const auto to = static_cast<std::size_t>(u.dst);
+        net_.start_flow(staging_host_[to], vertex_[to], u.bytes, [this, p, i] { delivered(p, i); });
+      });
+      return;
+    }
+    net_.start_flow(vertex_[src], vertex_[dst], t.bytes, [this, p, i] { delivered(p, i); });
   }
 
   void send_compute_done(std::size_t ep) {
@@ -160,6 +174,7 @@ class ExactRun {
   FlowNetwork net_;
   const Schedule& schedule_;
   std::vector<VertexId> vertex_;
+  std::vector<VertexId> staging_host_;  // per rank, only without peer-to-peer
   std::vector<Phase> phases_;
   std::vector<std::vector<std::uint32_t>> send_offsets_;
   std::vector<std::uint32_t> recv_left_;  // [phase * endpoints + endpoint]

@@ -21,8 +21,7 @@ RunOutput run_exact(const ClusterSpec& cluster, const Schedule& schedule);
 
 // Phase-aggregated: phases run one after another; each distinct phase is solved once by a fluid
 // max-min run of its flows (same sharing as the FlowNetwork). Needs a star (or no) inter-node
-// fabric, whose routes are translations of a 2-node template's.
-bool aggregation_supported(const ClusterSpec& cluster);
+// fabric, whose routes are translations of a 2-node template's (aggregation_supported).
 RunOutput run_aggregated(const ClusterSpec& cluster, const Schedule& schedule);
 
 }  // namespace trainsim::sim::collectives
