@@ -8,46 +8,11 @@
 #include <optional>
 #include <sstream>
 
+#include "fit/csv_table.hpp"
 #include "sim/core/input_error.hpp"
 
 namespace trainsim::fit {
 namespace {
-
-std::string_view trim(std::string_view s) {
-  const auto first = s.find_first_not_of(" \t\r");
-  if (first == std::string_view::npos) return {};
-  const auto last = s.find_last_not_of(" \t\r");
-  return s.substr(first, last - first + 1);
-}
-
-// Splits one line on commas; double quotes protect commas ("" inside quotes is a quote).
-std::vector<std::string> split_fields(std::string_view line) {
-  std::vector<std::string> fields;
-  std::string current;
-  bool quoted = false;
-  for (std::size_t i = 0; i < line.size(); ++i) {
-    const char c = line[i];
-    if (quoted) {
-      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
-        current += '"';
-        ++i;
-      } else if (c == '"') {
-        quoted = false;
-      } else {
-        current += c;
-      }
-    } else if (c == '"') {
-      quoted = true;
-    } else if (c == ',') {
-      fields.emplace_back(trim(current));
-      current.clear();
-    } else {
-      current += c;
-    }
-  }
-  fields.emplace_back(trim(current));
-  return fields;
-}
 
 std::string join(const std::vector<std::string>& items, const std::string& sep) {
   std::string out;
@@ -126,9 +91,9 @@ std::vector<Series> parse_points_csv(std::string_view text, const std::string& f
     pos = eol == std::string_view::npos ? text.size() : eol + 1;
     ++line_no;
     const std::string where = file_name + ":" + std::to_string(line_no);
-    const std::string_view body = trim(line);
+    const std::string_view body = trim_csv_field(line);
     if (body.empty() || body.front() == '#') continue;  // blank lines and comments carry no point
-    std::vector<std::string> fields = split_fields(body);
+    std::vector<std::string> fields = split_csv_fields(body);
     if (header.empty()) {
       header = std::move(fields);
       for (std::size_t i = 0; i < header.size(); ++i) {
