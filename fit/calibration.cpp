@@ -15,6 +15,7 @@ namespace trainsim::fit {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kMinSensitivity = 1e-6;
 
 // The problem in scaled unknowns x_j = value_j / scale_j, with the model's call counting and
 // first failure kept (Ceres calls Evaluate from one thread: num_threads = 1).
@@ -232,13 +233,15 @@ CalibrationResult calibrate(std::span<const CalibrationParameter> parameters,
       throw InputError("calibration",
                        "the model fails next to the start values: " + scaled.failure());
     for (std::size_t j = 0; j < p; ++j) {
-      if (jac.col(static_cast<Eigen::Index>(j)).cwiseAbs().maxCoeff() == 0.0) {
+      // Sensitivities are relative changes of the points per relative change of the parameter;
+      // below 1e-6 the parameter is not what moves the points (a piecewise model off its branch).
+      if (jac.col(static_cast<Eigen::Index>(j)).cwiseAbs().maxCoeff() < kMinSensitivity) {
         std::ostringstream step;
         step << options.relative_step * 100 << "%";
-        throw InputError(parameters[j].name,
-                         "changing it by " + step.str() +
-                             " changes no simulated point: it cannot be calibrated from these "
-                             "points (does the scenario use it?)");
+        throw InputError(parameters[j].name, "changing it by " + step.str() +
+                                                 " changes no simulated point (by more than 1e-9): "
+                                                 "it cannot be calibrated from these "
+                                                 "points (does the scenario use it?)");
       }
     }
   }
