@@ -203,6 +203,12 @@ std::vector<std::string> write_calibrated_documents(const std::string& dir,
     header << "// Calibrated by `trainsim calibrate " << setup.scenario_file << " "
            << setup.measured_file << "` from " << setup.free[params_of[owner].front()].owner_origin
            << ":\n";
+    if (!setup.base_overrides.empty()) {
+      header << "//   with";
+      for (const std::string& o : setup.base_overrides)
+        header << " --set " << o;
+      header << "\n";
+    }
     for (const std::size_t k : params_of[owner]) {
       const fit::CalibratedParameter& p = r.parameters[k];
       header << "//   " << setup.free[k].path_in_owner << ": " << setup.free[k].as_written.dump()
