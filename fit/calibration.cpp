@@ -238,10 +238,11 @@ CalibrationResult calibrate(std::span<const CalibrationParameter> parameters,
       if (jac.col(static_cast<Eigen::Index>(j)).cwiseAbs().maxCoeff() < kMinSensitivity) {
         std::ostringstream step;
         step << options.relative_step * 100 << "%";
-        throw InputError(parameters[j].name, "changing it by " + step.str() +
-                                                 " changes no simulated point (by more than 1e-9): "
-                                                 "it cannot be calibrated from these "
-                                                 "points (does the scenario use it?)");
+        throw InputError(parameters[j].name,
+                         "changing it by " + step.str() +
+                             " moves no point by even 1e-9 relative: it cannot be "
+                             "calibrated from these points (is it used, or is what it "
+                             "costs ever the bottleneck, in these runs?)");
       }
     }
   }
