@@ -1,12 +1,116 @@
-// Placeholder until the issue that builds `trainsim calibrate` lands: fails loudly, never pretends.
-#include <stdexcept>
+// trainsim calibrate SCENARIO MEASURED.csv --free PATH[,PATH...]: fits chosen numeric scenario or
+// profile parameters so that simulated throughput matches measured points (fit/calibration).
 
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "cli/calibrate_report.hpp"
+#include "cli/calibrate_setup.hpp"
 #include "cli/commands.hpp"
+#include "cli/options.hpp"
+#include "cli/profiles_source.hpp"
+#include "fit/calibration.hpp"
+#include "sim/core/input_error.hpp"
 
 namespace trainsim::cli {
+namespace {
 
-int run_calibrate(const Args& /*args*/, CommandIo& /*io*/) {
-  throw std::runtime_error("'trainsim calibrate' is not implemented in this build yet");
+std::vector<std::string> split_commas(const std::vector<std::string>& values) {
+  std::vector<std::string> out;
+  for (const std::string& v : values) {
+    std::size_t start = 0;
+    while (true) {
+      const auto comma = v.find(',', start);
+      std::string item =
+          v.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      if (!item.empty()) out.push_back(std::move(item));
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+int run_calibrate(const Args& args, CommandIo& io) {
+  po::options_description options("calibrate options");
+  std::string scenario_file;
+  std::string measured_file;
+  std::vector<std::string> free_texts;
+  std::vector<std::string> sets;
+  std::vector<std::string> dirs;
+  std::string throughput_col = "throughput";
+  std::string out_dir;
+  std::string format = "text";
+  int max_iterations = 50;
+  options.add_options()("scenario", po::value(&scenario_file)->required(), "scenario JSON file")(
+      "measured", po::value(&measured_file)->required(),
+      "CSV: one column per scenario path to set for the row (e.g. batch_per_replica, "
+      "parallelism.data) plus the "
+      "measured throughput of the whole job in samples/s")(
+      "free", po::value(&free_texts)->composing(),
+      "numeric scenario/profile path(s) to calibrate, e.g. "
+      "cluster.node.accelerator.efficiency.compute; repeat or "
+      "give a comma list")("throughput-col",
+                           po::value(&throughput_col)->default_value("throughput"),
+                           "measured throughput column")(
+      "set", po::value(&sets)->composing(),
+      "override PATH=VALUE for every row (repeatable); also sets start values")(
+      "profile-dir", po::value(&dirs)->composing(),
+      "extra folder of profile JSON files (repeatable)")(
+      "out", po::value(&out_dir),
+      "folder to write the calibrated profile(s) (<kind>s/<name>.json, load with --profile-dir) "
+      "and/or scenario")("max-iterations", po::value(&max_iterations)->default_value(50),
+                         "solver iteration limit")(
+      "format", po::value(&format)->default_value("text"), "text or json");
+  po::positional_options_description positional;
+  positional.add("scenario", 1).add("measured", 1);
+  po::variables_map vm;
+  if (!parse_command_line("calibrate", "SCENARIO.json MEASURED.csv --free PATH[,PATH...] [options]",
+                          args, options, positional, vm, io)) {
+    return 0;
+  }
+  if (format != "text" && format != "json") {
+    throw UsageError("--format", "unknown format '" + format + "' (expected text or json)");
+  }
+  if (max_iterations < 1) throw UsageError("--max-iterations", "must be at least 1");
+  const sim::ProfileLibrary profiles = load_profile_library(dirs);
+  const CalibrationSetup setup = prepare_calibration(
+      scenario_file, sets, measured_file, throughput_col, split_commas(free_texts), profiles);
+
+  std::vector<double> measured;
+  for (const MeasuredRow& row : setup.rows)
+    measured.push_back(row.throughput_samples_per_s);
+  fit::CalibrationOptions fit_options;
+  fit_options.max_iterations = max_iterations;
+  const std::vector<fit::CalibrationParameter> parameters = calibration_parameters(setup);
+  const fit::BlackBoxModel model = [&setup, &profiles](std::span<const double> values,
+                                                       std::size_t point) {
+    return simulate_row(setup, profiles, values, point);
+  };
+  const fit::CalibrationResult result = fit::calibrate(parameters, measured, model, fit_options);
+
+  if (format == "json") {
+    io.out << calibration_json(setup, result).dump(2) << "\n";
+  } else {
+    write_calibration_text(io.out, setup, result);
+  }
+  if (!out_dir.empty()) {
+    for (const std::string& path : write_calibrated_documents(out_dir, setup, result)) {
+      io.err << "trainsim: wrote " << path << "\n";
+    }
+  }
+  if (!result.converged)
+    io.err << "trainsim: warning: calibration did not converge: " << result.termination << "\n";
+  for (const fit::CalibratedParameter& p : result.parameters) {
+    if (!p.at_bound.empty()) {
+      io.err << "trainsim: warning: " << p.name << " ended on its " << p.at_bound
+             << " bound; interval not meaningful\n";
+    }
+  }
+  return 0;
 }
 
 }  // namespace trainsim::cli

@@ -8,46 +8,11 @@
 #include <optional>
 #include <sstream>
 
+#include "fit/csv_table.hpp"
 #include "sim/core/input_error.hpp"
 
 namespace trainsim::fit {
 namespace {
-
-std::string_view trim(std::string_view s) {
-  const auto first = s.find_first_not_of(" \t\r");
-  if (first == std::string_view::npos) return {};
-  const auto last = s.find_last_not_of(" \t\r");
-  return s.substr(first, last - first + 1);
-}
-
-// Splits one line on commas; double quotes protect commas ("" inside quotes is a quote).
-std::vector<std::string> split_fields(std::string_view line) {
-  std::vector<std::string> fields;
-  std::string current;
-  bool quoted = false;
-  for (std::size_t i = 0; i < line.size(); ++i) {
-    const char c = line[i];
-    if (quoted) {
-      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
-        current += '"';
-        ++i;
-      } else if (c == '"') {
-        quoted = false;
-      } else {
-        current += c;
-      }
-    } else if (c == '"') {
-      quoted = true;
-    } else if (c == ',') {
-      fields.emplace_back(trim(current));
-      current.clear();
-    } else {
-      current += c;
-    }
-  }
-  fields.emplace_back(trim(current));
-  return fields;
-}
 
 std::string join(const std::vector<std::string>& items, const std::string& sep) {
   std::string out;
@@ -58,31 +23,37 @@ std::string join(const std::vector<std::string>& items, const std::string& sep) 
   return out;
 }
 
-std::size_t column_index(const std::vector<std::string>& header, const std::string& name, const std::string& where,
-                         const std::string& role) {
+std::size_t column_index(const std::vector<std::string>& header, const std::string& name,
+                         const std::string& where, const std::string& role) {
   const auto it = std::find(header.begin(), header.end(), name);
   if (it == header.end()) {
-    throw InputError(where, "no " + role + " column '" + name + "' (columns: " + join(header, ", ") + ")");
+    throw InputError(where,
+                     "no " + role + " column '" + name + "' (columns: " + join(header, ", ") + ")");
   }
   return static_cast<std::size_t>(it - header.begin());
 }
 
-std::string default_throughput_column(const std::vector<std::string>& header, const std::string& where) {
+std::string default_throughput_column(const std::vector<std::string>& header,
+                                      const std::string& where) {
   std::vector<std::string> found;
   for (const char* name : {"throughput", "images_per_s", "samples_per_s"}) {
     if (std::find(header.begin(), header.end(), name) != header.end()) found.emplace_back(name);
   }
   if (found.empty()) {
-    throw InputError(where, "no throughput column: name it with --throughput-col (looked for throughput, "
-                            "images_per_s, samples_per_s; columns: " + join(header, ", ") + ")");
+    throw InputError(where,
+                     "no throughput column: name it with --throughput-col (looked for throughput, "
+                     "images_per_s, samples_per_s; columns: " +
+                         join(header, ", ") + ")");
   }
   if (found.size() > 1) {
-    throw InputError(where, "ambiguous throughput column (" + join(found, ", ") + "): choose one with --throughput-col");
+    throw InputError(where, "ambiguous throughput column (" + join(found, ", ") +
+                                "): choose one with --throughput-col");
   }
   return found.front();
 }
 
-double parse_positive(const std::string& text, const std::string& column, const std::string& where) {
+double parse_positive(const std::string& text, const std::string& column,
+                      const std::string& where) {
   double value = 0.0;
   const char* begin = text.data();
   const char* end = begin + text.size();
@@ -91,14 +62,17 @@ double parse_positive(const std::string& text, const std::string& column, const 
   if (ec != std::errc() || ptr != end) {
     throw InputError(where, "column '" + column + "': '" + text + "' is not a number");
   }
-  if (!std::isfinite(value)) throw InputError(where, "column '" + column + "': '" + text + "' is not finite");
-  if (value <= 0.0) throw InputError(where, "column '" + column + "': " + text + " must be positive");
+  if (!std::isfinite(value))
+    throw InputError(where, "column '" + column + "': '" + text + "' is not finite");
+  if (value <= 0.0)
+    throw InputError(where, "column '" + column + "': " + text + " must be positive");
   return value;
 }
 
 }  // namespace
 
-std::vector<Series> parse_points_csv(std::string_view text, const std::string& file_name, const CsvColumns& columns) {
+std::vector<Series> parse_points_csv(std::string_view text, const std::string& file_name,
+                                     const CsvColumns& columns) {
   std::vector<std::string> header;
   std::size_t batch_col = 0;
   std::size_t throughput_col = 0;
@@ -108,34 +82,47 @@ std::vector<Series> parse_points_csv(std::string_view text, const std::string& f
   std::map<std::vector<std::string>, std::size_t> series_index;
 
   int line_no = 0;
-  std::size_t pos = 0;
+  // Spreadsheet exports often start with a UTF-8 byte-order mark; it is not part of the first name.
+  std::size_t pos = text.starts_with("\xEF\xBB\xBF") ? 3 : 0;
   while (pos < text.size()) {
     const auto eol = text.find('\n', pos);
-    const std::string_view line = text.substr(pos, eol == std::string_view::npos ? std::string_view::npos : eol - pos);
+    const std::string_view line =
+        text.substr(pos, eol == std::string_view::npos ? std::string_view::npos : eol - pos);
     pos = eol == std::string_view::npos ? text.size() : eol + 1;
     ++line_no;
     const std::string where = file_name + ":" + std::to_string(line_no);
-    const std::string_view body = trim(line);
+    const std::string_view body = trim_csv_field(line);
     if (body.empty() || body.front() == '#') continue;  // blank lines and comments carry no point
-    std::vector<std::string> fields = split_fields(body);
+    std::vector<std::string> fields = split_csv_fields(body);
     if (header.empty()) {
       header = std::move(fields);
+      for (std::size_t i = 0; i < header.size(); ++i) {
+        if (std::find(header.begin(), header.begin() + static_cast<std::ptrdiff_t>(i), header[i]) !=
+            header.begin() + static_cast<std::ptrdiff_t>(i)) {
+          throw InputError(where, "column '" + header[i] + "' appears twice in the header (" +
+                                      join(header, ", ") + "): which one is meant is ambiguous");
+        }
+      }
       batch_col = column_index(header, columns.batch, where, "batch");
-      const std::string throughput_name =
-          columns.throughput.empty() ? default_throughput_column(header, where) : columns.throughput;
+      const std::string throughput_name = columns.throughput.empty()
+                                              ? default_throughput_column(header, where)
+                                              : columns.throughput;
       throughput_col = column_index(header, throughput_name, where, "throughput");
-      if (!columns.weight.empty()) weight_col = column_index(header, columns.weight, where, "weight");
-      for (const auto& g : columns.group) group_cols.push_back(column_index(header, g, where, "group"));
+      if (!columns.weight.empty())
+        weight_col = column_index(header, columns.weight, where, "weight");
+      for (const auto& g : columns.group)
+        group_cols.push_back(column_index(header, g, where, "group"));
       continue;
     }
     if (fields.size() != header.size()) {
-      throw InputError(where, "expected " + std::to_string(header.size()) + " fields (" + join(header, ",") +
-                                  "), found " + std::to_string(fields.size()));
+      throw InputError(where, "expected " + std::to_string(header.size()) + " fields (" +
+                                  join(header, ",") + "), found " + std::to_string(fields.size()));
     }
     Point p;
     p.line = line_no;
     p.batch = parse_positive(fields[batch_col], header[batch_col], where);
-    p.throughput_samples_per_s = parse_positive(fields[throughput_col], header[throughput_col], where);
+    p.throughput_samples_per_s =
+        parse_positive(fields[throughput_col], header[throughput_col], where);
     if (weight_col) p.weight = parse_positive(fields[*weight_col], header[*weight_col], where);
     std::vector<std::string> key;
     for (const std::size_t g : group_cols) {
@@ -143,14 +130,17 @@ std::vector<Series> parse_points_csv(std::string_view text, const std::string& f
       key.push_back(fields[g]);
     }
     auto [it, inserted] = series_index.try_emplace(key, series.size());
-    if (inserted) series.push_back(Series{key.empty() ? "all" : join(key, "/"), key, {}, file_name});
+    if (inserted)
+      series.push_back(Series{key.empty() ? "all" : join(key, "/"), key, {}, file_name});
     series[it->second].points.push_back(p);
   }
   if (header.empty()) {
-    throw InputError(file_name + ":" + std::to_string(std::max(line_no, 1)), "empty file: expected a header line "
+    throw InputError(file_name + ":" + std::to_string(std::max(line_no, 1)),
+                     "empty file: expected a header line "
                      "naming the columns, then one point per line");
   }
-  if (series.empty()) throw InputError(file_name + ":" + std::to_string(line_no), "no data rows after the header");
+  if (series.empty())
+    throw InputError(file_name + ":" + std::to_string(line_no), "no data rows after the header");
   return series;
 }
 

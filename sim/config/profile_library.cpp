@@ -34,6 +34,28 @@ InterTopology parse_inter(const std::string& s) {
   return InterTopology::torus3d;
 }
 
+// Profile names inside a cluster object (path relative to the cluster) and the kind each names.
+struct ProfileReference {
+  const char* path;
+  const char* kind;
+};
+constexpr ProfileReference kClusterReferences[] = {{"node.host", "host"},
+                                                   {"node.accelerator", "accelerator"},
+                                                   {"node.intra.link", "link"},
+                                                   {"node.host_link", "link"},
+                                                   {"inter.link", "link"}};
+
+// A profile given by name, or inline as an object (what a --set reaching inside it leaves).
+template <typename Spec, typename ByName, typename ReadInline>
+Spec named_or_inline(JsonReader& parent, const std::string& key, ByName by_name,
+                     ReadInline read_inline) {
+  if (parent.has(key) && parent.raw()[key].is_object()) {
+    JsonReader inline_profile = parent.object(key);
+    return read_inline(inline_profile);
+  }
+  return by_name(parent.string(key), parent.path_of(key));
+}
+
 }  // namespace
 
 AcceleratorSpec read_accelerator(JsonReader& r) {
@@ -193,13 +215,23 @@ ClusterSpec ProfileLibrary::cluster_from(JsonReader& r) const {
   c.description = r.string_or("description", "");
   c.nodes = static_cast<int>(r.integer("nodes", 1));
   JsonReader node = r.object("node");
-  c.host = host(node.string("host"), node.path_of("host"));
-  c.accelerator = accelerator(node.string("accelerator"), node.path_of("accelerator"));
+  const auto host_by_name = [this](const std::string& n, const std::string& w) {
+    return host(n, w);
+  };
+  const auto accelerator_by_name = [this](const std::string& n, const std::string& w) {
+    return accelerator(n, w);
+  };
+  const auto link_by_name = [this](const std::string& n, const std::string& w) {
+    return link(n, w);
+  };
+  c.host = named_or_inline<HostSpec>(node, "host", host_by_name, read_host);
+  c.accelerator =
+      named_or_inline<AcceleratorSpec>(node, "accelerator", accelerator_by_name, read_accelerator);
   c.accelerators_per_node = static_cast<int>(node.integer("accelerators_per_node", 1));
   JsonReader intra = node.object("intra");
   c.intra_topology =
       parse_intra(intra.choice("topology", {"switched", "ring", "fully_connected", "torus2d"}));
-  c.intra_link = link(intra.string("link"), intra.path_of("link"));
+  c.intra_link = named_or_inline<LinkSpec>(intra, "link", link_by_name, read_link);
   if (c.intra_topology == IntraTopology::torus2d) {
     for (auto v : intra.integer_list("dims"))
       c.intra_dims.push_back(static_cast<int>(v));
@@ -208,13 +240,13 @@ ClusterSpec ProfileLibrary::cluster_from(JsonReader& r) const {
     }
   }
   intra.done();
-  c.host_link = link(node.string("host_link"), node.path_of("host_link"));
+  c.host_link = named_or_inline<LinkSpec>(node, "host_link", link_by_name, read_link);
   c.p2p = node.boolean_or("p2p", true);
   node.done();
   if (auto inter = r.optional_object("inter")) {
     c.inter_topology =
         parse_inter(inter->choice("topology", {"star", "fat_tree", "ring", "torus2d", "torus3d"}));
-    c.inter_link = link(inter->string("link"), inter->path_of("link"));
+    c.inter_link = named_or_inline<LinkSpec>(*inter, "link", link_by_name, read_link);
     c.nics_per_node = static_cast<int>(inter->integer_or("nics_per_node", 1, 1));
     if (c.inter_topology == InterTopology::torus2d || c.inter_topology == InterTopology::torus3d) {
       for (auto v : inter->integer_list("dims"))
@@ -243,8 +275,13 @@ ClusterSpec ProfileLibrary::cluster_from(JsonReader& r) const {
 
 bool ProfileLibrary::expand_cluster(const std::string& path, nlohmann::json& node,
                                     JsonSource& source) const {
-  if (path != "cluster" || !node.is_string()) return false;
-  const ProfileEntry& e = find(node.get<std::string>(), "cluster", source.describe(path));
+  if (!node.is_string()) return false;
+  const char* kind = path == "cluster" ? "cluster" : nullptr;
+  for (const ProfileReference& ref : kClusterReferences) {
+    if (path == std::string("cluster.") + ref.path) kind = ref.kind;
+  }
+  if (kind == nullptr) return false;
+  const ProfileEntry& e = find(node.get<std::string>(), kind, source.describe(path));
   node = e.json;
   source.origins[path] = e.origin;
   return true;

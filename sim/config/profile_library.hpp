@@ -29,11 +29,14 @@ struct ProfileEntry {
 
 class ProfileLibrary {
  public:
-  ProfileLibrary(std::span<const EmbeddedFile> embedded, const std::vector<std::filesystem::path>& extra_dirs);
+  ProfileLibrary(std::span<const EmbeddedFile> embedded,
+                 const std::vector<std::filesystem::path>& extra_dirs);
 
   std::vector<const ProfileEntry*> list() const;
-  // Finds a profile by name (any kind when `kind` is empty); InputError with a suggestion if absent.
-  const ProfileEntry& find(const std::string& name, const std::string& kind, const std::string& where) const;
+  // Finds a profile by name (any kind when `kind` is empty); InputError with a suggestion if
+  // absent.
+  const ProfileEntry& find(const std::string& name, const std::string& kind,
+                           const std::string& where) const;
 
   AcceleratorSpec accelerator(const std::string& name, const std::string& where) const;
   HostSpec host(const std::string& name, const std::string& where) const;
@@ -42,7 +45,10 @@ class ProfileLibrary {
   // A cluster object (from a profile or inline in a scenario), read strictly.
   ClusterSpec cluster_from(JsonReader& r) const;
 
-  // For overrides: turns a cluster name at JSON path "cluster" into the profile's object.
+  // For overrides: turns a profile name into the profile's object so a --set can reach inside it:
+  // the cluster at JSON path "cluster", and the profiles it names at "cluster.node.host",
+  // "cluster.node.accelerator", "cluster.node.intra.link", "cluster.node.host_link" and
+  // "cluster.inter.link". The origin is recorded in `source`; cluster_from reads either form.
   bool expand_cluster(const std::string& path, nlohmann::json& node, JsonSource& source) const;
 
  private:

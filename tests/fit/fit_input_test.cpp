@@ -4,10 +4,10 @@
 
 #include <string>
 
+#include "cli_support.hpp"
 #include "fit/fit_series.hpp"
 #include "fit/points_csv.hpp"
 #include "sim/core/input_error.hpp"
-#include "cli_support.hpp"
 
 using trainsim::test::run_cli;
 using trainsim::test::write_temp_file;
@@ -62,7 +62,8 @@ TEST_CASE("an ambiguous default throughput column exits 2") {
   CHECK(r.exit_code == 2);
   CHECK(contains(r.err, "ambiguous throughput column (throughput, images_per_s)"));
   // Naming one resolves it.
-  CHECK(fit_csv("batch,throughput,images_per_s\n1,10,10\n2,15,15\n4,20,20\n", {"--throughput-col", "images_per_s"})
+  CHECK(fit_csv("batch,throughput,images_per_s\n1,10,10\n2,15,15\n4,20,20\n",
+                {"--throughput-col", "images_per_s"})
             .exit_code == 0);
 }
 
@@ -105,12 +106,30 @@ TEST_CASE("a row with the wrong number of fields exits 2") {
   CHECK(contains(r.err, ".csv:3: expected 2 fields (batch,throughput), found 3"));
 }
 
+TEST_CASE("a column named twice in the header exits 2 instead of picking one") {
+  const auto r = fit_csv("batch,throughput,throughput\n1,10,11\n2,15,16\n");
+  CHECK(r.exit_code == 2);
+  CHECK(contains(r.err, ".csv:1: column 'throughput' appears twice in the header"));
+}
+
+TEST_CASE("a UTF-8 byte-order mark and CRLF line ends (spreadsheet exports) are accepted") {
+  const auto r = fit_csv(
+      "\xEF\xBB\xBF"
+      "batch,throughput\r\n1,10\r\n2,15\r\n4,18\r\n",
+      {"--format", "csv"});
+  CHECK(r.exit_code == 0);
+  CHECK(contains(r.out, "all,"));
+}
+
 TEST_CASE("a group with one distinct batch size is not identifiable") {
   // Comments and blank lines count as lines, so the line numbers match an editor's.
-  const std::string csv = "gpu,batch,throughput\n# measured twice at one batch\n1,8,100\n1,16,150\n\n2,8,190\n2,8,191\n";
+  const std::string csv =
+      "gpu,batch,throughput\n# measured twice at one "
+      "batch\n1,8,100\n1,16,150\n\n2,8,190\n2,8,191\n";
   const auto r = fit_csv(csv, {"--group-col", "gpu"});
   CHECK(r.exit_code == 2);
-  CHECK(contains(r.err, ".csv:6: group '2' has only one distinct batch size (batch 8 on line(s) 6,7)"));
+  CHECK(contains(r.err,
+                 ".csv:6: group '2' has only one distinct batch size (batch 8 on line(s) 6,7)"));
   CHECK(contains(r.err, "not identifiable"));
   CHECK(r.out.empty());  // fails before printing any fit
 }
@@ -146,7 +165,8 @@ TEST_CASE("bad options exit 2 naming the option") {
 
 TEST_CASE("the library throws InputError for the same problems") {
   trainsim::fit::CsvColumns columns;
-  CHECK_THROWS_AS(trainsim::fit::parse_points_csv("batch,throughput\n1,x\n", "p.csv", columns), trainsim::InputError);
+  CHECK_THROWS_AS(trainsim::fit::parse_points_csv("batch,throughput\n1,x\n", "p.csv", columns),
+                  trainsim::InputError);
   CHECK_THROWS_WITH(trainsim::fit::parse_points_csv("batch,throughput\n1,x\n", "p.csv", columns),
                     Catch::Contains("p.csv:2: column 'throughput': 'x' is not a number"));
   trainsim::fit::Series one_batch{"s", {}, {{8, 100, 1, 0}, {8, 101, 1, 0}}, ""};
@@ -157,7 +177,8 @@ TEST_CASE("quoted fields and grouping by two columns") {
   trainsim::fit::CsvColumns columns;
   columns.group = {"gpu", "model"};
   const auto series = trainsim::fit::parse_points_csv(
-      "gpu,model,batch,throughput\nK80,\"Net, big\",1,10\nK80,small,1,20\nK80,\"Net, big\",2,15\n", "p.csv", columns);
+      "gpu,model,batch,throughput\nK80,\"Net, big\",1,10\nK80,small,1,20\nK80,\"Net, big\",2,15\n",
+      "p.csv", columns);
   REQUIRE(series.size() == 2);
   CHECK(series[0].name == "K80/Net, big");
   CHECK(series[0].points.size() == 2);
