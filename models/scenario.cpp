@@ -38,26 +38,19 @@ InputPipelineSpec read_input(sim::JsonReader& r) {
   in.enabled = true;
   using sim::Bound;
   using sim::Dimension;
-  in.read_s_per_sample =
-      r.quantity_or("read_per_sample", Dimension::seconds, Bound::non_negative, 0);
-  in.decode_s_per_sample =
-      r.quantity_or("decode_per_sample", Dimension::seconds, Bound::non_negative, 0);
-  in.augment_s_per_sample =
-      r.quantity_or("augment_per_sample", Dimension::seconds, Bound::non_negative, 0);
-  in.batch_s_per_sample =
-      r.quantity_or("batch_per_sample", Dimension::seconds, Bound::non_negative, 0);
-  in.storage_bytes_per_sample =
-      r.quantity_or("storage_bytes_per_sample", Dimension::bytes, Bound::non_negative, 0);
+  in.read_s_per_sample = r.quantity_or("read_per_sample", Dimension::seconds, Bound::non_negative, 0);
+  in.decode_s_per_sample = r.quantity_or("decode_per_sample", Dimension::seconds, Bound::non_negative, 0);
+  in.augment_s_per_sample = r.quantity_or("augment_per_sample", Dimension::seconds, Bound::non_negative, 0);
+  in.batch_s_per_sample = r.quantity_or("batch_per_sample", Dimension::seconds, Bound::non_negative, 0);
+  in.storage_bytes_per_sample = r.quantity_or("storage_bytes_per_sample", Dimension::bytes, Bound::non_negative, 0);
   in.workers = static_cast<int>(r.integer_or("workers", 1, 4));
   in.prefetch_batches = static_cast<int>(r.integer_or("prefetch_batches", 1, 2));
   in.input_dtype = r.choice_or("input_dtype", {"uint8", "fp32"}, "uint8");
   if (auto echo = r.optional_object("echo")) {
     in.echo_factor = static_cast<int>(echo->integer_or("factor", 1, 1));
-    in.echo_mode = echo->choice_or("mode", {"example", "batch"}, "batch") == "batch"
-                       ? EchoMode::batch
-                       : EchoMode::example;
-    in.echo_before_augment = echo->choice_or("insert", {"before_augment", "after_augment"},
-                                             "after_augment") == "before_augment";
+    in.echo_mode = echo->choice_or("mode", {"example", "batch"}, "batch") == "batch" ? EchoMode::batch : EchoMode::example;
+    in.echo_before_augment = echo->choice_or("insert", {"before_augment", "after_augment"}, "after_augment") ==
+                             "before_augment";
     echo->done();
   }
   r.done();
@@ -74,8 +67,7 @@ void read_pipeline_keys(sim::JsonReader& p, Scenario& s) {
                            " has only " + std::to_string(layers) + " layers");
   }
   if (!s.batch_max && s.microbatches > s.batch_per_replica) {
-    p.fail("microbatches", std::to_string(s.microbatches) +
-                               " micro-batches cannot split batch_per_replica " +
+    p.fail("microbatches", std::to_string(s.microbatches) + " micro-batches cannot split batch_per_replica " +
                                std::to_string(s.batch_per_replica) + " (at least one sample each)");
   }
   if (!p.has("balance")) return;
@@ -85,37 +77,34 @@ void read_pipeline_keys(sim::JsonReader& p, Scenario& s) {
     total += n;
   }
   if (static_cast<int>(s.balance.size()) != s.pipeline_stages) {
-    p.fail("balance", "has " + std::to_string(s.balance.size()) +
-                          " entries, but parallelism.pipeline is " +
+    p.fail("balance", "has " + std::to_string(s.balance.size()) + " entries, but parallelism.pipeline is " +
                           std::to_string(s.pipeline_stages) + " (one layer count per stage)");
   }
   if (total != layers) {
-    p.fail("balance", "layer counts sum to " + std::to_string(total) + ", but model " +
-                          s.model.name + " has " + std::to_string(layers) + " layers");
+    p.fail("balance", "layer counts sum to " + std::to_string(total) + ", but model " + s.model.name +
+                          " has " + std::to_string(layers) + " layers");
   }
 }
 
-// "global_batch": fixes local batch x replicas x grad_accum, so sweeping the cluster size keeps
-// the global batch (the IPU-POD experiments) by changing the accumulation count.
+// "global_batch" fixes local batch x replicas x grad_accum, so a sweep over cluster sizes keeps
+// the global batch (as the IPU-POD runs did) by changing the accumulation count.
 void derive_grad_accum(sim::JsonReader& r, const nlohmann::json& doc, Scenario& s) {
   s.global_batch = r.integer("global_batch", 1);
   if (doc.contains("parallelism") && doc["parallelism"].contains("grad_accum")) {
     r.fail("global_batch", "give either global_batch or parallelism.grad_accum, not both");
   }
   if (s.batch_max) r.fail("global_batch", "needs a numeric batch_per_replica, not \"max\"");
-  const std::int64_t per_cycle = static_cast<std::int64_t>(s.batch_per_replica) * s.data_parallel;
+  const std::int64_t per_cycle = std::int64_t{s.batch_per_replica} * s.data_parallel;
   if (s.global_batch % per_cycle != 0) {
-    r.fail("global_batch",
-           std::to_string(s.global_batch) +
-               " is not a multiple of batch_per_replica x data = " + std::to_string(per_cycle));
+    r.fail("global_batch", std::to_string(s.global_batch) +
+                               " is not a multiple of batch_per_replica x data = " + std::to_string(per_cycle));
   }
   s.grad_accum = static_cast<int>(s.global_batch / per_cycle);
 }
 
 }  // namespace
 
-Scenario load_scenario(nlohmann::json doc, const std::string& file,
-                       const std::vector<std::string>& overrides,
+Scenario load_scenario(nlohmann::json doc, const std::string& file, const std::vector<std::string>& overrides,
                        const sim::ProfileLibrary& profiles) {
   auto source = std::make_shared<sim::JsonSource>();
   source->file = file;
@@ -127,8 +116,7 @@ Scenario load_scenario(nlohmann::json doc, const std::string& file,
     }
     return profiles.expand_cluster(path, node, src);
   };
-  for (const std::string& o : overrides)
-    sim::apply_override(doc, o, *source, expand);
+  for (const std::string& o : overrides) sim::apply_override(doc, o, *source, expand);
 
   sim::JsonReader r(doc, source);
   Scenario s;
@@ -154,32 +142,27 @@ Scenario load_scenario(nlohmann::json doc, const std::string& file,
                             sim::dtype_name(s.precision) + " compute path in its profile");
   }
   const std::string opt = r.choice_or("optimizer", {"sgd", "momentum", "adam"}, "momentum");
-  s.optimizer = opt == "sgd"    ? Optimizer::sgd
-                : opt == "adam" ? Optimizer::adam
-                                : Optimizer::momentum;
+  s.optimizer = opt == "sgd" ? Optimizer::sgd : opt == "adam" ? Optimizer::adam : Optimizer::momentum;
   s.inference = r.choice_or("mode", {"train", "inference"}, "train") == "inference";
   s.recompute = r.boolean_or("recompute", false);
   if (auto p = r.optional_object("parallelism")) {
     s.pipeline_stages = static_cast<int>(p->integer_or("pipeline", 1, 1));
-    s.data_parallel = static_cast<int>(
-        p->integer_or("data", 1, std::max(1, s.cluster.total_accelerators() / s.pipeline_stages)));
+    const int all = s.cluster.total_accelerators();
+    s.data_parallel = static_cast<int>(p->integer_or("data", 1, std::max(1, all / s.pipeline_stages)));
     s.microbatches = static_cast<int>(p->integer_or("microbatches", 1, 1));
     s.grad_accum = static_cast<int>(p->integer_or("grad_accum", 1, 1));
     read_pipeline_keys(*p, s);
     if (s.data_parallel * s.pipeline_stages > s.cluster.total_accelerators()) {
       p->fail("data", "data x pipeline = " + std::to_string(s.data_parallel * s.pipeline_stages) +
-                          " devices, but the cluster has " +
-                          std::to_string(s.cluster.total_accelerators()));
+                          " devices, but the cluster has " + std::to_string(s.cluster.total_accelerators()));
     }
     p->done();
   } else {
     s.data_parallel = s.cluster.total_accelerators();
   }
   if (auto c = r.optional_object("communication")) {
-    s.comm.algorithm =
-        c->choice_or("algorithm", {"ring", "tree", "halving_doubling", "hierarchical"}, "ring");
-    s.comm.bucket_bytes =
-        c->quantity_or("bucket_size", sim::Dimension::bytes, sim::Bound::positive, 25e6);
+    s.comm.algorithm = c->choice_or("algorithm", {"ring", "tree", "halving_doubling", "hierarchical"}, "ring");
+    s.comm.bucket_bytes = c->quantity_or("bucket_size", sim::Dimension::bytes, sim::Bound::positive, 25e6);
     s.comm.overlap = c->boolean_or("overlap", true);
     s.comm.compression = c->choice_or("compression", {"none", "topk", "gtopk"}, "none");
     s.comm.density = c->number_or("density", sim::Bound::unit_interval, 0.001);
@@ -191,8 +174,7 @@ Scenario load_scenario(nlohmann::json doc, const std::string& file,
   if (s.warmup_steps >= s.steps) {
     r.fail("warmup_steps", "must be smaller than steps (" + std::to_string(s.steps) + ")");
   }
-  s.workspace_bytes =
-      r.quantity_or("workspace", sim::Dimension::bytes, sim::Bound::non_negative, 0);
+  s.workspace_bytes = r.quantity_or("workspace", sim::Dimension::bytes, sim::Bound::non_negative, 0);
   if (r.has("global_batch")) derive_grad_accum(r, doc, s);
   r.done();
   return s;

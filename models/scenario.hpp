@@ -21,13 +21,13 @@ enum class EchoMode { example, batch };
 enum class PipelineSchedule { gpipe, one_f_one_b };
 
 struct InputPipelineSpec {
-  bool enabled = false;          // false: inputs are synthetic and always ready
-  double read_s_per_sample = 0;  // CPU seconds of one core per sample, per stage
+  bool enabled = false;           // false: inputs are synthetic and always ready
+  double read_s_per_sample = 0;   // CPU seconds of one core per sample, per stage
   double decode_s_per_sample = 0;
   double augment_s_per_sample = 0;
   double batch_s_per_sample = 0;
   double storage_bytes_per_sample = 0;  // read from storage at the host's read bandwidth
-  int workers = 1;                      // host cores given to the pipeline (per host)
+  int workers = 1;                // host cores given to the pipeline (per host)
   int prefetch_batches = 2;
   std::string input_dtype = "uint8";  // uint8 | fp32: bytes copied host-to-device per element
   int echo_factor = 1;
@@ -48,8 +48,7 @@ struct Scenario {
   sim::ClusterSpec cluster;
   ZooModel model;
   int batch_per_replica = 1;
-  bool batch_max =
-      false;  // "batch_per_replica": "max": the largest that fits (pipeline sim decides)
+  bool batch_max = false;  // "batch_per_replica": "max": the largest that fits (pipeline sim)
   sim::Dtype precision = sim::Dtype::fp32;
   Optimizer optimizer = Optimizer::momentum;
   int data_parallel = 1;
@@ -58,7 +57,7 @@ struct Scenario {
   int grad_accum = 1;
   std::vector<int> balance;  // layers per pipeline stage; empty: balanced by simulated cost
   PipelineSchedule schedule = PipelineSchedule::gpipe;
-  std::int64_t global_batch = 0;  // > 0: grad_accum derived as global / (batch x data)
+  std::int64_t global_batch = 0;  // > 0: grad_accum = global / (batch x data)
   bool recompute = false;
   bool inference = false;
   CommSpec comm;
@@ -69,8 +68,7 @@ struct Scenario {
 };
 
 // Loads `doc` (from `file`) after applying `overrides` ("PATH=VALUE"). `file` labels errors.
-Scenario load_scenario(nlohmann::json doc, const std::string& file,
-                       const std::vector<std::string>& overrides,
+Scenario load_scenario(nlohmann::json doc, const std::string& file, const std::vector<std::string>& overrides,
                        const sim::ProfileLibrary& profiles);
 
 }  // namespace trainsim::models

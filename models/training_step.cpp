@@ -18,18 +18,13 @@ namespace {
 
 using sim::Time;
 
-double activation_bytes_per_element(const Scenario& s) {
-  return sim::dtype_bytes(s.precision);
-}
+double activation_bytes_per_element(const Scenario& s) { return sim::dtype_bytes(s.precision); }
 
 double optimizer_state_bytes_per_param(Optimizer o) {
   switch (o) {
-    case Optimizer::sgd:
-      return 0;
-    case Optimizer::momentum:
-      return 4;  // one fp32 buffer
-    case Optimizer::adam:
-      return 8;  // two fp32 moments
+    case Optimizer::sgd: return 0;
+    case Optimizer::momentum: return 4;  // one fp32 buffer
+    case Optimizer::adam: return 8;      // two fp32 moments
   }
   return 0;
 }
@@ -44,14 +39,12 @@ double saved_bytes_per_sample(const Scenario& s) {
   const double width = activation_bytes_per_element(s);
   const auto& layers = s.model.layers;
   if (!s.recompute || layers.size() < 2) return s.model.saved_bytes(width);
-  const std::size_t segment =
-      static_cast<std::size_t>(std::ceil(std::sqrt(static_cast<double>(layers.size()))));
+  const std::size_t segment = static_cast<std::size_t>(std::ceil(std::sqrt(static_cast<double>(layers.size()))));
   double checkpoints = 0;
   double worst_segment = 0;
   for (std::size_t start = 0; start < layers.size(); start += segment) {
     double seg = 0;
-    for (std::size_t i = start; i < std::min(layers.size(), start + segment); ++i)
-      seg += layers[i].saved_bytes(width);
+    for (std::size_t i = start; i < std::min(layers.size(), start + segment); ++i) seg += layers[i].saved_bytes(width);
     worst_segment = std::max(worst_segment, seg);
     checkpoints += layers[start].input_elements * width;
   }
@@ -79,8 +72,7 @@ class ReplicaSim {
       const double storage_s = b * in.storage_bytes_per_sample * replicas_per_host /
                                s.cluster.host.storage_read_bw_bytes_per_s;
       upstream_s_ = std::max(cpu_s / workers, storage_s);
-      const double in_bytes = b * s.model.input_bytes_per_sample() *
-                              (in.input_dtype == "fp32" ? 4.0 : 1.0) /
+      const double in_bytes = b * s.model.input_bytes_per_sample() * (in.input_dtype == "fp32" ? 4.0 : 1.0) /
                               dtype_bytes(s.model.input_dtype);
       h2d_s_ = s.cluster.host_link.latency_s + in_bytes / s.cluster.host_link.bw_bytes_per_s;
     }
@@ -91,17 +83,14 @@ class ReplicaSim {
     if (s_.input.enabled) produce();
     try_start_step();
     engine_.run();
-    if (static_cast<int>(step_end_.size()) != s_.steps)
-      throw std::runtime_error("simulation stalled");
+    if (static_cast<int>(step_end_.size()) != s_.steps) throw std::runtime_error("simulation stalled");
     StepReport r;
     const int measured = s_.steps - s_.warmup_steps;
-    const double t0 =
-        s_.warmup_steps == 0 ? 0.0 : step_end_[static_cast<std::size_t>(s_.warmup_steps - 1)];
+    const double t0 = s_.warmup_steps == 0 ? 0.0 : step_end_[static_cast<std::size_t>(s_.warmup_steps - 1)];
     r.step_time_s = (step_end_.back() - t0) / measured;
     r.breakdown = measured_;
-    for (double* v :
-         {&r.breakdown.compute_s, &r.breakdown.recompute_s, &r.breakdown.exposed_comm_s,
-          &r.breakdown.input_stall_s, &r.breakdown.bubble_s, &r.breakdown.optimizer_s}) {
+    for (double* v : {&r.breakdown.compute_s, &r.breakdown.recompute_s, &r.breakdown.exposed_comm_s,
+                      &r.breakdown.input_stall_s, &r.breakdown.bubble_s, &r.breakdown.optimizer_s}) {
       *v /= measured;
     }
     r.comm_time_s = comm_measured_s_ / measured;
@@ -125,8 +114,7 @@ class ReplicaSim {
   void produce() {
     // The prefetch buffer sits upstream of the echo stage: it holds prefetch_batches fresh
     // batches, each worth echo_factor batches downstream.
-    if (producing_ || ready_batches_ + copying_ >= s_.input.prefetch_batches * s_.input.echo_factor)
-      return;
+    if (producing_ || ready_batches_ + copying_ >= s_.input.prefetch_batches * s_.input.echo_factor) return;
     producing_ = true;
     host_.submit(dur(upstream_s_), [this] {
       producing_ = false;
@@ -169,9 +157,8 @@ class ReplicaSim {
     const double b = s_.batch_per_replica;
     const bool last_micro = micro == s_.grad_accum - 1;
     for (const Layer& l : layers) {
-      const double t =
-          kernel_s(b * l.fwd_flops, (b * (l.input_elements + l.output_elements)) * act_bytes_ +
-                                        l.params * act_bytes_);
+      const double t = kernel_s(b * l.fwd_flops,
+                                (b * (l.input_elements + l.output_elements)) * act_bytes_ + l.params * act_bytes_);
       if (measuring()) measured_.compute_s += t;
       compute_.submit(dur(t), {});
     }
@@ -183,21 +170,18 @@ class ReplicaSim {
     for (std::size_t i = layers.size(); i-- > 0;) {
       const Layer& l = layers[i];
       if (s_.recompute) {
-        const double t =
-            kernel_s(b * l.fwd_flops, (b * (l.input_elements + l.output_elements)) * act_bytes_ +
-                                          l.params * act_bytes_);
+        const double t = kernel_s(b * l.fwd_flops,
+                                  (b * (l.input_elements + l.output_elements)) * act_bytes_ + l.params * act_bytes_);
         if (measuring()) measured_.recompute_s += t;
         compute_.submit(dur(t), {});
       }
-      const double t = kernel_s(b * l.bwd_flops(),
-                                2 * (b * (l.input_elements + l.output_elements)) * act_bytes_ +
-                                    2 * l.params * act_bytes_);
+      const double t = kernel_s(b * l.bwd_flops(), 2 * (b * (l.input_elements + l.output_elements)) * act_bytes_ +
+                                                       2 * l.params * act_bytes_);
       if (measuring()) measured_.compute_s += t;
       bucket += static_cast<double>(l.params) * grad_bytes_;
       const bool last_layer = i == 0;
       const bool dense = s_.comm.compression == "none";
-      if (last_micro && dense && ranks_ > 1 &&
-          (bucket >= s_.comm.bucket_bytes || (last_layer && bucket > 0))) {
+      if (last_micro && dense && ranks_ > 1 && (bucket >= s_.comm.bucket_bytes || (last_layer && bucket > 0))) {
         const double bytes = bucket;
         bucket = 0;
         ++pending_comm_;
@@ -216,8 +200,7 @@ class ReplicaSim {
       if (s_.comm.compression != "none" && ranks_ > 1) {
         sparse_exchange();
       } else if (!s_.comm.overlap) {
-        for (double bytes : deferred_)
-          submit_allreduce(bytes);
+        for (double bytes : deferred_) submit_allreduce(bytes);
         deferred_.clear();
       }
       maybe_optimize();
@@ -267,8 +250,7 @@ class ReplicaSim {
     if (measuring()) measured_.exposed_comm_s += (engine_.now() - backward_end_).seconds();
     const double p = static_cast<double>(s_.model.params());
     // Read and write fp32 weights, state and the gradient once each.
-    const double bytes =
-        2 * p * (4 + optimizer_state_bytes_per_param(s_.optimizer)) + p * grad_bytes_;
+    const double bytes = 2 * p * (4 + optimizer_state_bytes_per_param(s_.optimizer)) + p * grad_bytes_;
     const double t = kernel_s(4 * p, bytes);
     if (measuring()) measured_.optimizer_s += t;
     compute_.submit(dur(t), [this] { finish_step(); });
@@ -318,25 +300,22 @@ MemoryReport estimate_memory(const Scenario& s) {
   const double per_sample = s.inference ? 0 : saved_bytes_per_sample(s);
   m.activations_bytes = per_sample * s.batch_per_replica;
   m.workspace_bytes = s.workspace_bytes;
-  const double fixed =
-      m.weights_bytes + m.gradients_bytes + m.optimizer_state_bytes + m.workspace_bytes;
+  const double fixed = m.weights_bytes + m.gradients_bytes + m.optimizer_state_bytes + m.workspace_bytes;
   m.peak_bytes_per_device = fixed + m.activations_bytes;
   m.capacity_bytes = s.cluster.accelerator.memory_capacity_bytes;
   m.fits = m.peak_bytes_per_device <= m.capacity_bytes;
   if (per_sample <= 0) {
     m.max_batch_that_fits = fixed <= m.capacity_bytes ? s.batch_per_replica : 0;
   } else {
-    m.max_batch_that_fits =
-        fixed >= m.capacity_bytes
-            ? 0
-            : static_cast<std::int64_t>(std::floor((m.capacity_bytes - fixed) / per_sample));
+    m.max_batch_that_fits = fixed >= m.capacity_bytes
+                                ? 0
+                                : static_cast<std::int64_t>(std::floor((m.capacity_bytes - fixed) / per_sample));
   }
   return m;
 }
 
 StepReport simulate_training(const Scenario& s, sim::TraceRecorder* trace) {
-  if (s.pipeline_stages > 1 || s.microbatches > 1 || s.batch_max)
-    return simulate_pipeline(s, trace);
+  if (s.pipeline_stages > 1 || s.microbatches > 1 || s.batch_max) return simulate_pipeline(s, trace);
   // With echoing, batches arrive in groups of echo_factor: measure whole groups so the average
   // is the steady-state rate, not a phase of the group.
   Scenario measured = s;

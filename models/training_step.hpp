@@ -48,15 +48,15 @@ struct StepReport {
   double step_time_s = 0;
   double throughput_samples_per_s = 0;
   Breakdown breakdown;
-  double comm_time_s = 0;     // communication stream busy time per step
-  double gradient_bytes = 0;  // per step per replica
+  double comm_time_s = 0;          // communication stream busy time per step
+  double gradient_bytes = 0;       // per step per replica
   int buckets = 0;
   MemoryReport memory;
   double fresh_sample_fraction = 1;
-  double upstream_batch_s = 0;  // host time to produce one fresh batch (0 without a pipeline)
+  double upstream_batch_s = 0;     // host time to produce one fresh batch (0 without a pipeline)
   std::uint64_t events = 0;
   double wall_s = 0;
-  PipelineSummary pipeline;  // stages == 1 and `stages` empty without pipelining
+  PipelineSummary pipeline;        // pipelined runs only (`stages` is empty otherwise)
   std::vector<StageReport> stages;
 };
 
