@@ -57,9 +57,13 @@ class PipelineSim {
         const std::string dev = "stage" + std::to_string(k) + " dev" + std::to_string(k);
         st->track = trace_->track(dev, "compute");
         st->compute.trace_to(*trace_, st->track);
-        st->send_fwd.trace_to(*trace_, trace_->track(dev, "send activations"));
-        st->send_bwd.trace_to(*trace_, trace_->track(dev, "send gradients"));
-        st->allreduce_stream.trace_to(*trace_, trace_->track(dev, "allreduce"));
+        // Only the tracks a stage uses: no activations leave the last stage, no gradients the
+        // first, and there is no allreduce without data-parallel peers.
+        if (k + 1 < k_) st->send_fwd.trace_to(*trace_, trace_->track(dev, "send activations"));
+        if (k > 0) st->send_bwd.trace_to(*trace_, trace_->track(dev, "send gradients"));
+        if (s.data_parallel > 1 && !s.inference) {
+          st->allreduce_stream.trace_to(*trace_, trace_->track(dev, "allreduce"));
+        }
       }
       stages_.push_back(std::move(st));
     }
