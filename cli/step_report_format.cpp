@@ -123,7 +123,7 @@ void flatten_json(const nlohmann::json& j, const std::string& prefix,
                   std::vector<std::pair<std::string, std::string>>& out) {
   for (const auto& [k, v] : j.items()) {
     const std::string key = prefix.empty() ? k : prefix + "." + k;
-    if (v.is_object()) {
+    if (v.is_object() || v.is_array()) {  // arrays (stages) as key.0.field
       flatten_json(v, key, out);
     } else {
       out.emplace_back(key, v.is_string() ? v.get<std::string>() : v.dump());

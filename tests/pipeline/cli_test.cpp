@@ -1,6 +1,8 @@
 // The pipeline examples and scenario keys through the command line.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "support/run_cli.hpp"
@@ -146,4 +148,30 @@ TEST_CASE("Invalid pipeline keys exit 2 naming the key and value") {
     CHECK(r.exit_code == 2);
     CHECK(r.err.find(needle) != std::string::npos);
   }
+}
+
+TEST_CASE("CSV output flattens the stage list into stages.<k>.<field> columns") {
+  const auto r = run_cli({"simulate", kExamples + "gpipe_amoebanet_tpu.json", "--format", "csv",
+                          "--set", "parallelism.pipeline=4"});
+  REQUIRE(r.exit_code == 0);
+  const auto header_end = r.out.find('\n');
+  const std::string header = r.out.substr(0, header_end);
+  const std::string values = r.out.substr(header_end + 1);
+  CHECK(header.find("stages.3.memory.peak_bytes") != std::string::npos);
+  CHECK(std::count(header.begin(), header.end(), ',') ==
+        std::count(values.begin(), values.end(), ','));
+}
+
+TEST_CASE("Host I/O: too few input workers stall stage 0, and the stall is reported") {
+  const std::string file = kExamples + "efficientnet_b4_ipu_pod.json";
+  const auto fed = simulate_json(file, {});
+  const auto starved = simulate_json(file, {"input.workers=1"});
+  CHECK(fed["breakdown_s"]["input_stall"].get<double>() == 0);
+  CHECK(starved["breakdown_s"]["input_stall"].get<double>() >
+        0.5 * starved["step_time_s"].get<double>());
+  CHECK(starved["throughput_samples_per_s"].get<double>() <
+        0.2 * fed["throughput_samples_per_s"].get<double>());
+  // fp32 inputs carry 4x the bytes of uint8 over the host link; upstream CPU work is the same.
+  const auto fp32 = simulate_json(file, {"input.input_dtype=fp32"});
+  CHECK(fp32["upstream_batch_s"] == fed["upstream_batch_s"]);
 }
