@@ -167,8 +167,10 @@ TEST_CASE("Host I/O: too few input workers stall stage 0, and the stall is repor
   const auto fed = simulate_json(file, {});
   const auto starved = simulate_json(file, {"input.workers=1"});
   CHECK(fed["breakdown_s"]["input_stall"].get<double>() == 0);
+  // Stage 0 waits on the host almost all step; stage 1 waits on stage 0 (a bubble). The
+  // breakdown is the mean of the two.
   CHECK(starved["breakdown_s"]["input_stall"].get<double>() >
-        0.5 * starved["step_time_s"].get<double>());
+        0.45 * starved["step_time_s"].get<double>());
   CHECK(starved["throughput_samples_per_s"].get<double>() <
         0.2 * fed["throughput_samples_per_s"].get<double>());
   // fp32 inputs carry 4x the bytes of uint8 over the host link; upstream CPU work is the same.
