@@ -7,10 +7,80 @@
 
 namespace trainsim::cli {
 
+namespace {
+
+void add_pipeline_json(nlohmann::json& j, const models::StepReport& r) {
+  const auto& p = r.pipeline;
+  j["pipeline"] = {{"stages", p.stages},
+                   {"microbatches", p.microbatches},
+                   {"grad_accum", p.grad_accum},
+                   {"schedule", p.schedule},
+                   {"recompute", p.recompute},
+                   {"batch_per_replica", p.batch_per_replica},
+                   {"batch_source", p.batch_source},
+                   {"max_batch_that_fits", p.max_batch_that_fits},
+                   {"ideal_bubble_fraction", p.ideal_bubble_fraction}};
+  nlohmann::json stages = nlohmann::json::array();
+  for (const auto& s : r.stages) {
+    const auto& m = s.memory;
+    stages.push_back({{"stage", s.stage},
+                      {"first_layer", s.first_layer},
+                      {"layers", s.layers},
+                      {"first_layer_name", s.first_layer_name},
+                      {"last_layer_name", s.last_layer_name},
+                      {"params", s.params},
+                      {"forward_s", s.forward_s},
+                      {"backward_s", s.backward_s},
+                      {"recompute_s", s.recompute_s},
+                      {"send_bytes", s.send_bytes},
+                      {"send_s", s.send_s},
+                      {"allreduce_s", s.allreduce_s},
+                      {"busy_s", s.busy_s},
+                      {"bubble_s", s.bubble_s},
+                      {"in_flight", s.in_flight},
+                      {"memory",
+                       {{"peak_bytes", m.peak_bytes},
+                        {"capacity_bytes", m.capacity_bytes},
+                        {"fits", m.fits},
+                        {"weights_bytes", m.weights_bytes},
+                        {"gradients_bytes", m.gradients_bytes},
+                        {"optimizer_state_bytes", m.optimizer_state_bytes},
+                        {"activations_bytes", m.activations_bytes},
+                        {"workspace_bytes", m.workspace_bytes}}}});
+  }
+  j["stages"] = stages;
+}
+
+void print_pipeline_text(std::ostream& os, const models::StepReport& r) {
+  const auto& p = r.pipeline;
+  os << "  pipeline             " << p.stages << " stages, " << p.schedule << ", " << p.microbatches
+     << " micro-batches x " << p.grad_accum << " accumulation rounds, recompute "
+     << (p.recompute ? "on" : "off") << "; batch per replica " << p.batch_per_replica << " ("
+     << p.batch_source << "; largest that fits " << p.max_batch_that_fits << ")"
+     << "; ideal bubble " << format_number(100 * p.ideal_bubble_fraction, 3) << "%\n";
+  for (const auto& s : r.stages) {
+    os << "    stage " << s.stage << "  layers " << s.first_layer << "-"
+       << s.first_layer + s.layers - 1 << " (" << s.layers << ", " << s.first_layer_name << " .. "
+       << s.last_layer_name << "), " << format_number(static_cast<double>(s.params) / 1e6, 4)
+       << " M params\n"
+       << "             per micro-batch fwd " << format_seconds(s.forward_s) << ", bwd "
+       << format_seconds(s.backward_s) << ", recompute " << format_seconds(s.recompute_s)
+       << ", send " << format_bytes(s.send_bytes) << " in " << format_seconds(s.send_s) << "\n"
+       << "             per step busy " << format_seconds(s.busy_s) << ", bubble "
+       << format_seconds(s.bubble_s) << ", allreduce " << format_seconds(s.allreduce_s)
+       << "; memory " << format_bytes(s.memory.peak_bytes)
+       << (s.memory.fits ? "" : " (DOES NOT FIT)") << " (activations "
+       << format_bytes(s.memory.activations_bytes) << ", " << s.in_flight
+       << " micro-batches held)\n";
+  }
+}
+
+}  // namespace
+
 nlohmann::json step_report_json(const models::StepReport& r) {
   const auto& b = r.breakdown;
   const auto& m = r.memory;
-  return {
+  nlohmann::json j = {
       {"scenario", r.scenario},
       {"model", r.model},
       {"cluster", r.cluster},
@@ -49,13 +119,15 @@ nlohmann::json step_report_json(const models::StepReport& r) {
       {"h2d_batch_s", r.h2d_batch_s},
       {"sim", {{"events", r.events}, {"wall_s", r.wall_s}}},
   };
+  if (!r.stages.empty()) add_pipeline_json(j, r);
+  return j;
 }
 
 void flatten_json(const nlohmann::json& j, const std::string& prefix,
                   std::vector<std::pair<std::string, std::string>>& out) {
   for (const auto& [k, v] : j.items()) {
     const std::string key = prefix.empty() ? k : prefix + "." + k;
-    if (v.is_object()) {
+    if (v.is_object() || v.is_array()) {  // arrays (stages) as key.0.field
       flatten_json(v, key, out);
     } else {
       out.emplace_back(key, v.is_string() ? v.get<std::string>() : v.dump());
@@ -94,6 +166,7 @@ void print_step_report_text(std::ostream& os, const models::StepReport& r) {
      << format_bytes(m.gradients_bytes) << ", optimizer state "
      << format_bytes(m.optimizer_state_bytes) << ", activations "
      << format_bytes(m.activations_bytes) << "\n";
+  if (!r.stages.empty()) print_pipeline_text(os, r);
   if (r.upstream_batch_s > 0) {
     os << "  input pipeline       " << format_seconds(r.upstream_batch_s)
        << " per fresh batch upstream, " << format_seconds(r.h2d_batch_s)

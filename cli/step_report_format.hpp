@@ -15,7 +15,7 @@
 namespace trainsim::cli {
 
 nlohmann::json step_report_json(const models::StepReport& r);
-// Flattens nested objects into dotted column names, in the object's key order.
+// Flattens nested objects and arrays into dotted column names (stages.0.layers), in key order.
 void flatten_json(const nlohmann::json& j, const std::string& prefix,
                   std::vector<std::pair<std::string, std::string>>& out);
 void print_step_report_text(std::ostream& os, const models::StepReport& r);

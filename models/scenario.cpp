@@ -76,6 +76,51 @@ InputPipelineSpec read_input(sim::JsonReader& r, const ZooModel& model, const si
   return in;
 }
 
+// Pipeline keys: the stage balance must name every layer once, in K contiguous runs.
+void read_pipeline_keys(sim::JsonReader& p, Scenario& s) {
+  const std::string schedule = p.choice_or("schedule", {"gpipe", "1f1b"}, "gpipe");
+  s.schedule = schedule == "1f1b" ? PipelineSchedule::one_f_one_b : PipelineSchedule::gpipe;
+  const int layers = static_cast<int>(s.model.layers.size());
+  if (s.pipeline_stages > layers) {
+    p.fail("pipeline", std::to_string(s.pipeline_stages) + " stages, but model " + s.model.name +
+                           " has only " + std::to_string(layers) + " layers");
+  }
+  if (!s.batch_max && s.microbatches > s.batch_per_replica) {
+    p.fail("microbatches", std::to_string(s.microbatches) + " micro-batches cannot split batch_per_replica " +
+                               std::to_string(s.batch_per_replica) + " (at least one sample each)");
+  }
+  if (!p.has("balance")) return;
+  std::int64_t total = 0;
+  for (const std::int64_t n : p.integer_list("balance", 1)) {
+    s.balance.push_back(static_cast<int>(n));
+    total += n;
+  }
+  if (static_cast<int>(s.balance.size()) != s.pipeline_stages) {
+    p.fail("balance", "has " + std::to_string(s.balance.size()) + " entries, but parallelism.pipeline is " +
+                          std::to_string(s.pipeline_stages) + " (one layer count per stage)");
+  }
+  if (total != layers) {
+    p.fail("balance", "layer counts sum to " + std::to_string(total) + ", but model " + s.model.name +
+                          " has " + std::to_string(layers) + " layers");
+  }
+}
+
+// "global_batch" fixes local batch x replicas x grad_accum, so a sweep over cluster sizes keeps
+// the global batch (as the IPU-POD runs did) by changing the accumulation count.
+void derive_grad_accum(sim::JsonReader& r, const nlohmann::json& doc, Scenario& s) {
+  s.global_batch = r.integer("global_batch", 1);
+  if (doc.contains("parallelism") && doc["parallelism"].contains("grad_accum")) {
+    r.fail("global_batch", "give either global_batch or parallelism.grad_accum, not both");
+  }
+  if (s.batch_max) r.fail("global_batch", "needs a numeric batch_per_replica, not \"max\"");
+  const std::int64_t per_cycle = std::int64_t{s.batch_per_replica} * s.data_parallel;
+  if (s.global_batch % per_cycle != 0) {
+    r.fail("global_batch", std::to_string(s.global_batch) +
+                               " is not a multiple of batch_per_replica x data = " + std::to_string(per_cycle));
+  }
+  s.grad_accum = static_cast<int>(s.global_batch / per_cycle);
+}
+
 }  // namespace
 
 Scenario load_scenario(nlohmann::json doc, const std::string& file,
@@ -105,7 +150,13 @@ Scenario load_scenario(nlohmann::json doc, const std::string& file,
     s.cluster = profiles.cluster_from(c);
   }
   s.model = read_model(r);
-  s.batch_per_replica = static_cast<int>(r.integer("batch_per_replica", 1));
+  if (r.has("batch_per_replica") && doc["batch_per_replica"].is_string()) {
+    r.choice("batch_per_replica", {"max"});
+    s.batch_max = true;
+    s.batch_per_replica = 0;
+  } else {
+    s.batch_per_replica = static_cast<int>(r.integer("batch_per_replica", 1));
+  }
   s.precision = parse_precision(r.choice_or("precision", {"fp32", "tf32", "fp16", "bf16"}, "fp32"));
   if (!s.cluster.accelerator.peak(s.precision)) {
     r.fail("precision", std::string("accelerator ") + s.cluster.accelerator.name + " has no " +
@@ -118,10 +169,12 @@ Scenario load_scenario(nlohmann::json doc, const std::string& file,
   s.inference = r.choice_or("mode", {"train", "inference"}, "train") == "inference";
   s.recompute = r.boolean_or("recompute", false);
   if (auto p = r.optional_object("parallelism")) {
-    s.data_parallel = static_cast<int>(p->integer_or("data", 1, s.cluster.total_accelerators()));
     s.pipeline_stages = static_cast<int>(p->integer_or("pipeline", 1, 1));
+    const int all = s.cluster.total_accelerators();
+    s.data_parallel = static_cast<int>(p->integer_or("data", 1, std::max(1, all / s.pipeline_stages)));
     s.microbatches = static_cast<int>(p->integer_or("microbatches", 1, 1));
     s.grad_accum = static_cast<int>(p->integer_or("grad_accum", 1, 1));
+    read_pipeline_keys(*p, s);
     if (s.data_parallel * s.pipeline_stages > s.cluster.total_accelerators()) {
       p->fail("data", "data x pipeline = " + std::to_string(s.data_parallel * s.pipeline_stages) +
                           " devices, but the cluster has " +
@@ -151,6 +204,7 @@ Scenario load_scenario(nlohmann::json doc, const std::string& file,
   }
   s.workspace_bytes =
       r.quantity_or("workspace", sim::Dimension::bytes, sim::Bound::non_negative, 0);
+  if (r.has("global_batch")) derive_grad_accum(r, doc, s);
   r.done();
   return s;
 }

@@ -2,6 +2,7 @@
 // A training scenario: cluster, model, batch, precision, optimizer, parallelism, communication
 // and input pipeline, loaded strictly from JSON (with --set overrides applied first).
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -17,6 +18,7 @@ namespace trainsim::models {
 
 enum class Optimizer { sgd, momentum, adam };
 enum class EchoMode { example, batch };
+enum class PipelineSchedule { gpipe, one_f_one_b };
 
 struct InputPipelineSpec {
   bool enabled = false;          // false: inputs are synthetic and always ready
@@ -47,12 +49,16 @@ struct Scenario {
   sim::ClusterSpec cluster;
   ZooModel model;
   int batch_per_replica = 1;
+  bool batch_max = false;  // "batch_per_replica": "max": the largest that fits (pipeline sim)
   sim::Dtype precision = sim::Dtype::fp32;
   Optimizer optimizer = Optimizer::momentum;
   int data_parallel = 1;
   int pipeline_stages = 1;
   int microbatches = 1;
   int grad_accum = 1;
+  std::vector<int> balance;  // layers per pipeline stage; empty: balanced by simulated cost
+  PipelineSchedule schedule = PipelineSchedule::gpipe;
+  std::int64_t global_batch = 0;  // > 0: grad_accum = global / (batch x data)
   bool recompute = false;
   bool inference = false;
   CommSpec comm;

@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "models/collective_cost.hpp"
+#include "models/parallel/pipeline_sim.hpp"
+#include "models/parallel/pipeline_sim.hpp"
 #include "sim/core/engine.hpp"
 #include "sim/hw/roofline.hpp"
 #include "sim/hw/stream.hpp"
@@ -469,9 +471,8 @@ double finite_or_zero(double v) {
 }  // namespace
 
 StepReport simulate_training(const Scenario& s, sim::TraceRecorder* trace) {
-  if (s.pipeline_stages > 1) {
-    throw std::runtime_error(
-        "pipeline parallelism (parallelism.pipeline > 1) is not implemented yet");
+  if (s.pipeline_stages > 1 || s.microbatches > 1 || s.batch_max) {
+    return simulate_pipeline(s, trace);
   }
   const Scenario measured = with_whole_echo_periods(s);
   ReplicaSim sim(measured, trace);

@@ -7,7 +7,9 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
+#include "models/parallel/stage_report.hpp"
 #include "models/scenario.hpp"
 #include "sim/trace/trace_recorder.hpp"
 
@@ -58,6 +60,8 @@ struct StepReport {
   double h2d_batch_s = 0;       // host-to-device copy of one batch (0 without a pipeline)
   std::uint64_t events = 0;
   double wall_s = 0;
+  PipelineSummary pipeline;        // pipelined runs only (`stages` is empty otherwise)
+  std::vector<StageReport> stages;
 };
 
 // Simulates `s.steps` steps of one replica and reports the steady state (warm-up excluded).

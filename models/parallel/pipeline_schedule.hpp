@@ -1,0 +1,37 @@
+#pragma once
+// The order in which one pipeline stage runs its forward and backward passes within a step.
+//
+// GPipe: per accumulation round, all M forwards, then all M backwards (last micro-batch first,
+// as autograd unwinds them); activations of all M micro-batches are alive at once.
+// 1F1B with a flush (PipeDream-Flush / Megatron's non-interleaved schedule): stage k runs
+// K-k-1 warm-up forwards, then alternates one forward and one backward, then drains the
+// remaining backwards; at most K-k micro-batches are alive. Gradient-accumulation rounds are one
+// continuous stream of M x GA micro-batches (no flush between rounds, as the IPU's pipelined
+// gradient accumulation does), so there is one fill and one drain per step.
+
+#include <vector>
+
+#include "models/scenario.hpp"
+
+namespace trainsim::models {
+
+struct PipeOp {
+  bool forward = true;
+  int micro = 0;  // micro-batch index within the step, 0 .. M x GA - 1
+};
+
+// The ops of stage `stage` of `stages`, for `microbatches` per round and `rounds` rounds.
+// Inference has forwards only.
+std::vector<PipeOp> stage_schedule(PipelineSchedule schedule, int stage, int stages,
+                                   int microbatches, int rounds, bool inference);
+
+// Micro-batches whose activations a stage holds at its peak under the schedule.
+int peak_in_flight(PipelineSchedule schedule, int stage, int stages, int microbatches, int rounds);
+
+// The bubble fraction of uniform stages with free communication: (K-1)/(M'+K-1), where M' is
+// the micro-batches between a fill and a drain (M for GPipe, M x GA for 1F1B).
+double ideal_bubble_fraction(PipelineSchedule schedule, int stages, int microbatches, int rounds);
+
+const char* schedule_name(PipelineSchedule schedule);
+
+}  // namespace trainsim::models
