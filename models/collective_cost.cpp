@@ -94,7 +94,9 @@ sim::Dtype gradient_dtype(sim::Dtype precision) {
 
 CollectiveCoster::CollectiveCoster(const Scenario& s, int ranks) : s_(s), ranks_(ranks) {
   const bool aggregated = sim::collectives::aggregation_supported(s.cluster);
-  if (ranks_ > kMessageLevelMaxRanks && !aggregated) {
+  if (ranks_ <= 1 || s.inference) {
+    model_name_ = "none";
+  } else if (ranks_ > kMessageLevelMaxRanks && !aggregated) {
     flow_level_ = false;
     model_name_ = "alpha-beta (" + std::to_string(ranks_) +
                   " ranks on a fabric without the phase-aggregated flow model)";

@@ -376,6 +376,8 @@ StepReport simulate_pipeline(const Scenario& s, sim::TraceRecorder* trace) {
   const double grad_w = sim::dtype_bytes(s.precision);
   r.gradient_bytes = s.inference ? 0 : static_cast<double>(s.model.params()) * grad_w;
   r.buckets = s.data_parallel > 1 && !s.inference ? s.pipeline_stages : 0;
+  // Stage peers are strided across the cluster, so their allreduce uses the alpha-beta form.
+  r.collective_model = r.buckets > 0 ? "alpha-beta (per-stage allreduce)" : "none";
 
   PipelineSummary& p = r.pipeline;
   p.stages = s.pipeline_stages;
