@@ -21,6 +21,7 @@
 
 #include "sim/core/engine.hpp"
 #include "sim/net/flow_network.hpp"
+#include "tests/support/simgrid_cm02_args.hpp"
 
 #if defined(TRAINSIM_HAVE_SIMGRID)
 #include <simgrid/s4u.hpp>
@@ -88,9 +89,13 @@ RunResult run_trainsim(const Scenario& sc) {
   }
   Engine engine;
   FlowNetwork net(engine, topo);
-  Ring ring{&engine, &net, {}, static_cast<double>(sc.chunk_bytes()), sc.nodes, sc.steps(), Time::zero()};
-  for (int r = 0; r < sc.nodes; ++r) ring.to_right.push_back(&net.router().route(hosts[r], hosts[(r + 1) % sc.nodes]));
-  for (int r = 0; r < sc.nodes; ++r) net.start_flow(*ring.to_right[static_cast<std::size_t>(r)], ring.chunk_bytes, Arrived{&ring, r, 0});
+  Ring ring{&engine,  &net,       {},          static_cast<double>(sc.chunk_bytes()),
+            sc.nodes, sc.steps(), Time::zero()};
+  for (int r = 0; r < sc.nodes; ++r)
+    ring.to_right.push_back(&net.router().route(hosts[r], hosts[(r + 1) % sc.nodes]));
+  for (int r = 0; r < sc.nodes; ++r)
+    net.start_flow(*ring.to_right[static_cast<std::size_t>(r)], ring.chunk_bytes,
+                   Arrived{&ring, r, 0});
   engine.run();
   RunResult out;
   out.sim_s = ring.finish.seconds();
@@ -106,17 +111,11 @@ RunResult run_trainsim(const Scenario& sc) {
 #if defined(TRAINSIM_HAVE_SIMGRID)
 RunResult run_simgrid(const Scenario& sc, int argc, char** argv) {
   const auto t0 = std::chrono::steady_clock::now();
-  std::vector<std::string> args{argv[0],
-                                "--cfg=network/model:CM02",
-                                "--cfg=network/crosstraffic:0",
-                                "--cfg=network/TCP-gamma:0",
-                                "--cfg=network/latency-factor:1",
-                                "--cfg=network/bandwidth-factor:1",
-                                "--cfg=network/weight-S:0",
-                                "--log=root.threshold:critical"};
+  std::vector<std::string> args = trainsim::testing::simgrid_cm02_args(argv[0]);
   (void)argc;
   std::vector<char*> sg_argv;
-  for (auto& a : args) sg_argv.push_back(a.data());
+  for (auto& a : args)
+    sg_argv.push_back(a.data());
   int sg_argc = static_cast<int>(sg_argv.size());
   namespace sg4 = simgrid::s4u;
   sg4::Engine e(&sg_argc, sg_argv.data());
@@ -125,7 +124,9 @@ RunResult run_simgrid(const Scenario& sc, int argc, char** argv) {
   std::vector<sg4::Link*> links;
   for (int i = 0; i < sc.nodes; ++i) {
     hosts.push_back(zone->create_host(numbered("h", i), 1e9));
-    links.push_back(zone->create_split_duplex_link(numbered("l", i), kLinkBwBytesPerS)->set_latency(kLinkLatencyS)->seal());
+    links.push_back(zone->create_split_duplex_link(numbered("l", i), kLinkBwBytesPerS)
+                        ->set_latency(kLinkLatencyS)
+                        ->seal());
   }
   // The switch is non-blocking: a route is the sender's uplink then the receiver's downlink.
   for (int i = 0; i < sc.nodes; ++i) {
@@ -137,7 +138,8 @@ RunResult run_simgrid(const Scenario& sc, int argc, char** argv) {
   }
   zone->seal();
   std::vector<sg4::Mailbox*> boxes;
-  for (int i = 0; i < sc.nodes; ++i) boxes.push_back(sg4::Mailbox::by_name(numbered("mb", i)));
+  for (int i = 0; i < sc.nodes; ++i)
+    boxes.push_back(sg4::Mailbox::by_name(numbered("mb", i)));
   static int token = 0;
   double finish = 0;
   for (int r = 0; r < sc.nodes; ++r) {
@@ -181,8 +183,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "need --nodes >= 2 and --bytes >= nodes\n");
     return 2;
   }
-  std::printf("ring allreduce: nodes=%d bytes=%llu chunk_bytes=%llu steps=%d link=1Gb/s,50us star\n", sc.nodes,
-              static_cast<unsigned long long>(sc.bytes), static_cast<unsigned long long>(sc.chunk_bytes()), sc.steps());
+  std::printf(
+      "ring allreduce: nodes=%d bytes=%llu chunk_bytes=%llu steps=%d link=1Gb/s,50us star\n",
+      sc.nodes, static_cast<unsigned long long>(sc.bytes),
+      static_cast<unsigned long long>(sc.chunk_bytes()), sc.steps());
   const double closed_form =
       sc.steps() * (2 * kLinkLatencyS + static_cast<double>(sc.chunk_bytes()) / kLinkBwBytesPerS);
   const RunResult ours = run_trainsim(sc);

@@ -18,6 +18,7 @@
 #include "sim/collectives/collective.hpp"
 #include "sim/net/cluster_topology.hpp"
 #include "sim/net/routing.hpp"
+#include "tests/support/simgrid_cm02_args.hpp"
 
 using namespace trainsim::sim;
 namespace sg4 = simgrid::s4u;
@@ -28,14 +29,7 @@ namespace {
   const ClusterTopology c = build_cluster_topology(spec);
   const Topology& topo = c.topology;
   Router router(topo);
-  std::vector<std::string> args{"ring",
-                                "--cfg=network/model:CM02",
-                                "--cfg=network/crosstraffic:0",
-                                "--cfg=network/TCP-gamma:0",
-                                "--cfg=network/latency-factor:1",
-                                "--cfg=network/bandwidth-factor:1",
-                                "--cfg=network/weight-S:0",
-                                "--log=root.threshold:critical"};
+  std::vector<std::string> args = trainsim::testing::simgrid_cm02_args("ring");
   std::vector<char*> argv;
   for (auto& a : args)
     argv.push_back(a.data());

@@ -4,10 +4,10 @@
 // its completion times back through a pipe.
 #if defined(TRAINSIM_HAVE_SIMGRID)
 
-#include <catch2/catch.hpp>
-#include <simgrid/s4u.hpp>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <catch2/catch.hpp>
+#include <simgrid/s4u.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -22,6 +22,7 @@
 #include "sim/hw/specs.hpp"
 #include "sim/net/cluster_topology.hpp"
 #include "sim/net/flow_network.hpp"
+#include "tests/support/simgrid_cm02_args.hpp"
 
 using namespace trainsim::sim;
 namespace sg4 = simgrid::s4u;
@@ -47,7 +48,8 @@ std::vector<double> run_trainsim(const Topology& topo, const std::vector<Transfe
   for (std::size_t i = 0; i < transfers.size(); ++i) {
     engine.at(Time::from_seconds(transfers[i].start_s), [&net, &transfers, &done, &engine, i] {
       const Transfer& t = transfers[i];
-      net.start_flow(t.src, t.dst, static_cast<double>(t.bytes), [&done, &engine, i] { done[i] = engine.now().seconds(); });
+      net.start_flow(t.src, t.dst, static_cast<double>(t.bytes),
+                     [&done, &engine, i] { done[i] = engine.now().seconds(); });
     });
   }
   engine.run();
@@ -58,27 +60,23 @@ std::vector<double> run_trainsim(const Topology& topo, const std::vector<Transfe
 // this compares the sharing model, not the routing) and runs one actor per transfer.
 [[noreturn]] void simgrid_child(const Topology& topo, std::vector<Transfer> transfers, int out_fd) {
   Router router(topo);
-  std::vector<std::string> args{"trainsim-simgrid-compare",
-                                "--cfg=network/model:CM02",
-                                "--cfg=network/crosstraffic:0",
-                                "--cfg=network/TCP-gamma:0",
-                                "--cfg=network/latency-factor:1",
-                                "--cfg=network/bandwidth-factor:1",
-                                "--cfg=network/weight-S:0",
-                                "--log=root.threshold:critical"};
+  std::vector<std::string> args = trainsim::testing::simgrid_cm02_args("trainsim-simgrid-compare");
   std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
+  for (auto& a : args)
+    argv.push_back(a.data());
   int argc = static_cast<int>(argv.size());
   sg4::Engine e(&argc, argv.data());
   auto* zone = sg4::create_full_zone("world");
   std::vector<sg4::Host*> hosts;
-  for (VertexId v = 0; v < topo.num_vertices(); ++v) hosts.push_back(zone->create_host(topo.vertex(v).name, 1e9));
+  for (VertexId v = 0; v < topo.num_vertices(); ++v)
+    hosts.push_back(zone->create_host(topo.vertex(v).name, 1e9));
   std::vector<sg4::Link*> links;
   for (LinkId l = 0; l < topo.num_links(); ++l) {
     const LinkProps& p = topo.link(l);
     const std::string name = numbered("link", static_cast<int>(l));
     if (p.duplex == Duplex::full) {
-      links.push_back(zone->create_split_duplex_link(name, p.bw_bytes_per_s)->set_latency(p.latency_s)->seal());
+      links.push_back(
+          zone->create_split_duplex_link(name, p.bw_bytes_per_s)->set_latency(p.latency_s)->seal());
     } else {
       links.push_back(zone->create_link(name, p.bw_bytes_per_s)
                           ->set_latency(p.latency_s)
@@ -92,13 +90,14 @@ std::vector<double> run_trainsim(const Topology& topo, const std::vector<Transfe
     std::vector<sg4::LinkInRoute> route;
     for (const Hop& hop : router.route(t.src, t.dst).hops) {
       if (topo.link(hop.link).duplex == Duplex::full) {
-        route.emplace_back(links[hop.link],
-                           hop.forward ? sg4::LinkInRoute::Direction::UP : sg4::LinkInRoute::Direction::DOWN);
+        route.emplace_back(links[hop.link], hop.forward ? sg4::LinkInRoute::Direction::UP
+                                                        : sg4::LinkInRoute::Direction::DOWN);
       } else {
         route.emplace_back(links[hop.link]);
       }
     }
-    zone->add_route(hosts[t.src]->get_netpoint(), hosts[t.dst]->get_netpoint(), nullptr, nullptr, route, false);
+    zone->add_route(hosts[t.src]->get_netpoint(), hosts[t.dst]->get_netpoint(), nullptr, nullptr,
+                    route, false);
   }
   zone->seal();
   std::vector<double> done(transfers.size(), -1);
@@ -139,7 +138,8 @@ std::vector<double> run_simgrid(const Topology& topo, const std::vector<Transfer
   close(fds[1]);
   std::string text;
   char buf[4096];
-  for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;) text.append(buf, static_cast<std::size_t>(n));
+  for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;)
+    text.append(buf, static_cast<std::size_t>(n));
   close(fds[0]);
   int status = 0;
   waitpid(pid, &status, 0);
@@ -170,8 +170,9 @@ double compare(const Topology& topo, const std::vector<Transfer>& transfers) {
   return worst;
 }
 
-std::vector<Transfer> random_transfers(const std::vector<VertexId>& endpoints, int count, std::uint64_t seed,
-                                       double max_start_s, double min_bytes, double max_bytes) {
+std::vector<Transfer> random_transfers(const std::vector<VertexId>& endpoints, int count,
+                                       std::uint64_t seed, double max_start_s, double min_bytes,
+                                       double max_bytes) {
   std::mt19937_64 rng(seed);
   std::uniform_int_distribution<std::size_t> pick(0, endpoints.size() - 1);
   std::uniform_real_distribution<double> log_bytes(std::log(min_bytes), std::log(max_bytes));
@@ -181,7 +182,8 @@ std::vector<Transfer> random_transfers(const std::vector<VertexId>& endpoints, i
     const VertexId a = endpoints[pick(rng)], b = endpoints[pick(rng)];
     if (a == b) continue;
     // Start times on a 1 us grid, so both simulators see them exactly.
-    out.push_back({a, b, static_cast<std::uint64_t>(std::exp(log_bytes(rng))), std::round(start(rng) * 1e6) / 1e6});
+    out.push_back({a, b, static_cast<std::uint64_t>(std::exp(log_bytes(rng))),
+                   std::round(start(rng) * 1e6) / 1e6});
   }
   return out;
 }
@@ -214,8 +216,11 @@ TEST_CASE("SimGrid agreement: dumbbell with a shared bottleneck, both directions
 TEST_CASE("SimGrid agreement: half-duplex chain shared by both directions") {
   Topology topo;
   std::vector<VertexId> v;
-  for (int i = 0; i < 5; ++i) v.push_back(topo.add_vertex({VertexKind::host, numbered("v", i)}));
-  for (int i = 0; i < 4; ++i) topo.add_link(v[i], v[i + 1], 1e8 * (i + 1), 25e-6 * (4 - i), i % 2 ? Duplex::half : Duplex::full);
+  for (int i = 0; i < 5; ++i)
+    v.push_back(topo.add_vertex({VertexKind::host, numbered("v", i)}));
+  for (int i = 0; i < 4; ++i)
+    topo.add_link(v[i], v[i + 1], 1e8 * (i + 1), 25e-6 * (4 - i),
+                  i % 2 ? Duplex::half : Duplex::full);
   const double worst = compare(topo, random_transfers(v, 40, 2, 0.1, 1e4, 1e7));
   WARN("half-duplex chain: max relative difference " << worst);
 }
