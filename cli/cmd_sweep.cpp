@@ -4,6 +4,7 @@
 // threads (and across MPI ranks under mpirun), and writes the rows in cross-product order.
 
 #include <fstream>
+#include <optional>
 #include <ostream>
 
 #include "cli/commands.hpp"
@@ -181,7 +182,14 @@ int run(const SweepSetup& setup, const std::string& out_path, CommandIo& io,
   std::ofstream file;
   if (!out_path.empty()) {
     file.open(out_path, std::ios::binary | std::ios::trunc);
-    if (!file) throw InputError("--out " + out_path, "cannot open the file for writing");
+    if (!file) {
+      const InputError error("--out " + out_path, "cannot open the file for writing");
+      if (mpi.size() > 1) {  // the other ranks are already simulating: end the job
+        io.err << "trainsim: error: " << error.what() << std::endl;
+        mpi.abort(2);
+      }
+      throw error;
+    }
   }
   std::ostream& out = out_path.empty() ? io.out : file;
   if (setup.format == RowFormat::csv) {
@@ -260,15 +268,20 @@ int run_sweep(const Args& args, CommandIo& io) {
   setup.axes = parse_vary_list(varies);
 
   MpiSession mpi;
+  std::optional<sim::ProfileLibrary> profiles;
   try {
-    const sim::ProfileLibrary profiles = load_profile_library(dirs);
-    setup.profiles = &profiles;
-    return run(setup, out_path, io, mpi);
-  } catch (const InputError&) {
-    // Every rank validates the same rows and fails alike; only rank 0 reports it.
-    if (mpi.rank() != 0) return 2;
-    throw;
+    profiles.emplace(load_profile_library(dirs));
+    setup.profiles = &*profiles;
+    validate_rows(setup);
+  } catch (const InputError& e) {
+    if (!mpi.active()) throw;
+    // Every rank validates the same rows and fails alike; rank 0 alone reports it, before any
+    // rank exits (mpirun kills the job as soon as one rank returns non-zero).
+    if (mpi.rank() == 0) io.err << "trainsim: error: " << e.what() << std::endl;
+    mpi.barrier();
+    return 2;
   }
+  return run(setup, out_path, io, mpi);
 }
 
 }  // namespace trainsim::cli

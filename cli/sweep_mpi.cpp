@@ -77,6 +77,10 @@ std::string MpiSession::receive(int from, bool& error) const {
   return text;
 }
 
+void MpiSession::barrier() const {
+  if (active_) MPI_Barrier(MPI_COMM_WORLD);
+}
+
 void MpiSession::abort(int code) const {
   MPI_Abort(MPI_COMM_WORLD, code);
   std::abort();

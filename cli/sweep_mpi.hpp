@@ -30,6 +30,8 @@ class MpiSession {
   void send(int to, const std::string& text, bool error) const;
   // Receives the next message from `from`; sets `error` when the sender reported a failure.
   std::string receive(int from, bool& error) const;
+  // Waits for every rank (no-op without MPI).
+  void barrier() const;
   // Ends every rank of the job (after a failure on one rank that the others cannot see).
   [[noreturn]] void abort(int code) const;
 
