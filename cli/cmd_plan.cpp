@@ -67,8 +67,9 @@ nlohmann::json candidate_json(const Candidate& c, const PlanCatalog& catalog) {
                       {"meets_target", c.meets_target},
                       {"pareto", c.pareto}};
   // Present in every row (null for rentals) so CSV columns are the same on every line.
-  j["purchase_price"] =
-      o.purchase_price_per_node ? nlohmann::json(*o.purchase_price_per_node * c.nodes) : nlohmann::json();
+  j["purchase_price"] = o.purchase_price_per_node
+                            ? nlohmann::json(*o.purchase_price_per_node * c.nodes)
+                            : nlohmann::json();
   return j;
 }
 
@@ -82,7 +83,7 @@ void print_text(std::ostream& os, const std::vector<Candidate>& cands, const Pla
     if (c.failure.empty()) {
       ++simulated;
     } else if (!c.fits) {
-      ++no_fit;
+      ++no_fit;  // only the memory check clears `fits`
     } else {
       ++failures[c.failure];
     }
@@ -197,9 +198,10 @@ int run_plan(const Args& args, CommandIo& io) {
   const models::Scenario base = load_scenario_source(scenario_file, sets, profiles);
 
   std::vector<Candidate> cands = enumerate_candidates(catalog, max_pipeline);
-  const auto load = [&](const std::vector<std::string>& overrides) {
-    std::vector<std::string> all = sets;
-    all.insert(all.end(), overrides.begin(), overrides.end());
+  const auto load = [&](const Candidate& c) {
+    std::vector<std::string> all = c.cluster_overrides;
+    all.insert(all.end(), sets.begin(), sets.end());
+    all.insert(all.end(), c.layout_overrides.begin(), c.layout_overrides.end());
     return load_scenario_source(scenario_file, all, profiles);
   };
   evaluate_candidates(cands, catalog, target, jobs > 0 ? jobs : default_jobs(1), load);

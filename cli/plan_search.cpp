@@ -72,11 +72,14 @@ std::vector<Candidate> enumerate_candidates(const PlanCatalog& catalog, int max_
         c.data = devices / p;
         // GPipe: the bubble (K-1)/(M+K-1) is negligible once M >= 4K.
         c.microbatches = p > 1 ? 4 * p : 1;
-        c.overrides = {"cluster=" + o.cluster_value, "cluster.nodes=" + std::to_string(nodes),
-                       "parallelism.data=" + std::to_string(c.data),
-                       "parallelism.pipeline=" + std::to_string(p)};
-        if (p > 1)
-          c.overrides.push_back("parallelism.microbatches=" + std::to_string(c.microbatches));
+        c.cluster_overrides = {"cluster=" + o.cluster_value,
+                               "cluster.nodes=" + std::to_string(nodes)};
+        c.layout_overrides = {"parallelism.data=" + std::to_string(c.data),
+                              "parallelism.pipeline=" + std::to_string(p)};
+        if (p > 1) {
+          c.layout_overrides.push_back("parallelism.microbatches=" +
+                                       std::to_string(c.microbatches));
+        }
         out.push_back(std::move(c));
       }
     }
@@ -84,29 +87,27 @@ std::vector<Candidate> enumerate_candidates(const PlanCatalog& catalog, int max_
   return out;
 }
 
-void evaluate_candidates(
-    std::vector<Candidate>& candidates, const PlanCatalog& catalog, const PlanTarget& target,
-    int jobs, const std::function<models::Scenario(const std::vector<std::string>&)>& load) {
+void evaluate_candidates(std::vector<Candidate>& candidates, const PlanCatalog& catalog,
+                         const PlanTarget& target, int jobs, const CandidateLoader& load) {
   const std::atomic<bool> never{false};
   OrderedRunner runner(
       candidates.size(), jobs,
       [&](std::size_t i) {
         Candidate& c = candidates[i];
-        models::Scenario s = load(c.overrides);
-        if (!models::estimate_memory(s).fits && !s.recompute) {
-          c.overrides.push_back("recompute=true");
-          s = load(c.overrides);
-          c.recompute = true;
-        }
-        c.fits = models::estimate_memory(s).fits;
-        if (!c.fits) {
-          c.failure = "does not fit in memory";
-          return std::string();
-        }
+        c.fits = true;
         try {
+          models::Scenario s = load(c);
+          if (!models::estimate_memory(s).fits && !s.recompute) {
+            c.layout_overrides.push_back("recompute=true");
+            c.recompute = true;
+            s = load(c);
+          }
+          if (!models::estimate_memory(s).fits) {
+            c.fits = false;
+            c.failure = "does not fit in memory";
+            return std::string();
+          }
           c.report = models::simulate_training(s);
-        } catch (const InputError&) {
-          throw;
         } catch (const std::exception& e) {
           c.failure = e.what();
           return std::string();

@@ -3,6 +3,7 @@
 // depth, with recomputation when the plain layout does not fit), their simulated throughput,
 // time and cost for a piece of work, and the Pareto front of cost vs time.
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -32,7 +33,8 @@ struct Candidate {
   int pipeline = 1;
   int microbatches = 1;
   bool recompute = false;
-  std::vector<std::string> overrides;
+  std::vector<std::string> cluster_overrides;  // the option's cluster and node count
+  std::vector<std::string> layout_overrides;   // parallelism (and recompute when needed)
   // Filled by evaluation:
   bool fits = false;
   std::string failure;  // why it could not be simulated (empty when it was)
@@ -49,10 +51,12 @@ struct Candidate {
 std::vector<Candidate> enumerate_candidates(const PlanCatalog& catalog, int max_pipeline);
 
 // Simulates the candidates that fit in memory (on `jobs` threads; results do not depend on it).
-// `load` turns a candidate's overrides into its scenario (the plan's scenario plus overrides).
-void evaluate_candidates(
-    std::vector<Candidate>& candidates, const PlanCatalog& catalog, const PlanTarget& target,
-    int jobs, const std::function<models::Scenario(const std::vector<std::string>&)>& load);
+// `load` turns a candidate into its scenario: the plan's scenario with the cluster overrides,
+// then the user's --set overrides (so they can adjust the chosen cluster), then the layout.
+// A layout the scenario rejects is a candidate that was not simulated, with the reason.
+using CandidateLoader = std::function<models::Scenario(const Candidate&)>;
+void evaluate_candidates(std::vector<Candidate>& candidates, const PlanCatalog& catalog,
+                         const PlanTarget& target, int jobs, const CandidateLoader& load);
 
 // Marks the simulated candidates on the Pareto front of (cost, time): none is both cheaper and
 // faster. Returns their indices, cheapest first.
