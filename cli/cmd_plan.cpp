@@ -1,12 +1,252 @@
-// Placeholder until the issue that builds `trainsim plan` lands: fails loudly, never pretends.
-#include <stdexcept>
+// trainsim plan [SCENARIO] --catalog FILE --target "20000 samples/s" | --target "24 h"
+//               [--epochs E --dataset-samples D] [--max-pipeline K] [--jobs N]
+//               [--format text|json|csv]
+// Enumerates catalog options x node counts x layouts, simulates those that fit in memory and
+// prints the Pareto front of cost vs time with the cheapest configuration meeting the target.
+
+#include <cmath>
+#include <iomanip>
+#include <map>
+#include <ostream>
+#include <sstream>
 
 #include "cli/commands.hpp"
+#include "cli/options.hpp"
+#include "cli/plan_catalog.hpp"
+#include "cli/plan_search.hpp"
+#include "cli/profiles_source.hpp"
+#include "cli/scenario_source.hpp"
+#include "cli/step_report_format.hpp"
+#include "cli/sweep_rows.hpp"
+#include "cli/sweep_runner.hpp"
+#include "cli/units_format.hpp"
+#include "sim/core/input_error.hpp"
 
 namespace trainsim::cli {
+namespace {
 
-int run_plan(const Args& /*args*/, CommandIo& /*io*/) {
-  throw std::runtime_error("'trainsim plan' is not implemented in this build yet");
+std::string money(double v, const std::string& currency) {
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(v < 100 ? 2 : 0) << v << " " << currency;
+  return s.str();
+}
+
+// Long runs read better in hours than in seconds.
+std::string format_duration(double s) {
+  if (s >= 3600) return format_number(s / 3600, 4) + " h";
+  if (s >= 60) return format_number(s / 60, 4) + " min";
+  return format_seconds(s);
+}
+
+std::string format_count(double v) {
+  if (v == std::floor(v) && v < 1e15) return std::to_string(static_cast<long long>(v));
+  return format_number(v, 6);
+}
+
+nlohmann::json candidate_json(const Candidate& c, const PlanCatalog& catalog) {
+  const PlanOption& o = catalog.options[c.option];
+  nlohmann::json j = {{"option", o.name},
+                      {"cluster", o.cluster_name},
+                      {"accelerator", o.accelerator},
+                      {"nodes", c.nodes},
+                      {"devices", c.devices},
+                      {"data_parallel", c.data},
+                      {"pipeline", c.pipeline},
+                      {"microbatches", c.microbatches},
+                      {"recompute", c.recompute},
+                      {"layout", layout_name(c)},
+                      {"simulated", c.failure.empty()},
+                      {"failure", c.failure},
+                      {"fits", c.fits},
+                      {"price_per_hour", c.price_per_hour},
+                      {"samples_per_s", c.samples_per_s},
+                      {"step_time_s", c.report.step_time_s},
+                      {"global_batch", c.report.global_batch},
+                      {"time_s", c.time_s},
+                      {"cost", c.cost},
+                      {"meets_target", c.meets_target},
+                      {"pareto", c.pareto}};
+  // Present in every row (null for rentals) so CSV columns are the same on every line.
+  j["purchase_price"] = o.purchase_price_per_node
+                            ? nlohmann::json(*o.purchase_price_per_node * c.nodes)
+                            : nlohmann::json();
+  return j;
+}
+
+void print_text(std::ostream& os, const std::vector<Candidate>& cands, const PlanCatalog& catalog,
+                const PlanTarget& target, const std::vector<std::size_t>& front,
+                std::optional<std::size_t> best, const std::string& scenario) {
+  std::size_t simulated = 0;
+  std::size_t no_fit = 0;
+  std::map<std::string, std::size_t> failures;
+  for (const Candidate& c : cands) {
+    if (c.failure.empty()) {
+      ++simulated;
+    } else if (!c.fits) {
+      ++no_fit;  // only the memory check clears `fits`
+    } else {
+      ++failures[c.failure];
+    }
+  }
+  const std::string work = target.work_given ? format_count(target.work_samples) + " samples"
+                                             : "1e6 samples (no --epochs given)";
+  os << "plan for " << scenario << " from " << catalog.file << "\n"
+     << "  target: "
+     << (target.samples_per_s ? ">= " + format_number(*target.samples_per_s, 6) + " samples/s"
+                              : "train " + work + " within " + format_duration(*target.time_s))
+     << "; time and cost are for " << work << "\n"
+     << "  " << cands.size() << " configurations: " << simulated << " simulated, " << no_fit
+     << " do not fit in memory";
+  for (const auto& [why, n] : failures)
+    os << ", " << n << " not simulated (" << why << ")";
+  os << "\n\nPareto front (no configuration is both cheaper and faster):\n";
+  os << "  " << std::left << std::setw(22) << "option" << std::right << std::setw(6) << "nodes"
+     << std::setw(8) << "devices"
+     << "  " << std::left << std::setw(26) << "layout" << std::right << std::setw(12) << "samples/s"
+     << std::setw(12) << "time" << std::setw(16) << "cost" << std::setw(14) << "per hour"
+     << "  target\n";
+  for (const std::size_t i : front) {
+    const Candidate& c = cands[i];
+    os << "  " << std::left << std::setw(22) << catalog.options[c.option].name << std::right
+       << std::setw(6) << c.nodes << std::setw(8) << c.devices << "  " << std::left << std::setw(26)
+       << layout_name(c) << std::right << std::setw(12) << format_number(c.samples_per_s, 5)
+       << std::setw(12) << format_duration(c.time_s) << std::setw(16)
+       << money(c.cost, catalog.currency) << std::setw(14)
+       << money(c.price_per_hour, catalog.currency) << "  " << (c.meets_target ? "meets" : "-")
+       << "\n";
+  }
+  os << "\n";
+  if (best) {
+    const Candidate& c = cands[*best];
+    const PlanOption& o = catalog.options[c.option];
+    os << "cheapest meeting the target: " << o.name << ", " << c.nodes << " node"
+       << (c.nodes == 1 ? "" : "s") << " (" << c.devices << " x " << o.accelerator << "), "
+       << layout_name(c) << ": " << format_number(c.samples_per_s, 5) << " samples/s, "
+       << format_duration(c.time_s) << ", " << money(c.cost, catalog.currency);
+    if (o.purchase_price_per_node) {
+      os << " (amortised; purchase "
+         << money(*o.purchase_price_per_node * c.nodes, catalog.currency) << ")";
+    }
+    os << "\n";
+  } else {
+    os << "no configuration meets the target";
+    if (!front.empty()) {
+      const Candidate& c = cands[front.back()];
+      os << "; the fastest is " << catalog.options[c.option].name << " x " << c.nodes
+         << " nodes at " << format_number(c.samples_per_s, 5) << " samples/s";
+    }
+    os << "\n";
+  }
+}
+
+}  // namespace
+
+int run_plan(const Args& args, CommandIo& io) {
+  po::options_description options("plan options");
+  std::string scenario_file;
+  std::string catalog_path;
+  std::string target_text;
+  std::vector<std::string> sets;
+  std::vector<std::string> dirs;
+  std::string format = "text";
+  double epochs = 0;
+  double dataset_samples = 0;
+  int max_pipeline = 8;
+  int jobs = 0;
+  options.add_options()("scenario", po::value(&scenario_file),
+                        "scenario JSON file (default: the built-in demo)")(
+      "catalog", po::value(&catalog_path)->required(),
+      "plan catalog JSON (hardware options, prices)")(
+      "target", po::value(&target_text)->required(),
+      "throughput ('20000 samples/s') or time to train ('24 h', with --epochs/--dataset-samples)")(
+      "epochs", po::value(&epochs), "epochs of training (the work is epochs x dataset samples)")(
+      "dataset-samples", po::value(&dataset_samples), "samples in one epoch")(
+      "max-pipeline", po::value(&max_pipeline)->default_value(8),
+      "largest pipeline depth tried (powers of two; 1: data parallel only)")(
+      "set", po::value(&sets), "override PATH=VALUE on the scenario (repeatable)")(
+      "jobs,j", po::value(&jobs), "threads (default: all cores)")("format", po::value(&format),
+                                                                  "text | json | csv")(
+      "profile-dir", po::value(&dirs), "extra folder of profile JSON files (repeatable)");
+  po::positional_options_description pos;
+  pos.add("scenario", 1);
+  po::variables_map vm;
+  if (!parse_command_line("plan",
+                          "[SCENARIO.json] --catalog FILE --target '20000 samples/s'|'24 h' "
+                          "[--epochs E --dataset-samples D] [--format text|json|csv]",
+                          args, options, pos, vm, io)) {
+    return 0;
+  }
+  if (format != "text" && format != "json" && format != "csv") {
+    throw UsageError("--format " + format, "expected text, json or csv");
+  }
+  if (max_pipeline < 1) throw UsageError("--max-pipeline", "must be at least 1");
+  if (vm.count("jobs") != 0 && jobs < 1) throw UsageError("--jobs", "must be at least 1");
+  std::optional<double> e;
+  std::optional<double> d;
+  if (vm.count("epochs") != 0) {
+    if (!(epochs > 0)) throw UsageError("--epochs", "must be positive");
+    e = epochs;
+  }
+  if (vm.count("dataset-samples") != 0) {
+    if (!(dataset_samples >= 1)) throw UsageError("--dataset-samples", "must be at least 1");
+    d = dataset_samples;
+  }
+  const PlanTarget target = parse_plan_target(target_text, e, d);
+  const sim::ProfileLibrary profiles = load_profile_library(dirs);
+  const PlanCatalog catalog = load_plan_catalog(catalog_path, profiles);
+  // The scenario itself must be valid before anything is enumerated.
+  const models::Scenario base = load_scenario_source(scenario_file, sets, profiles);
+
+  std::vector<Candidate> cands = enumerate_candidates(catalog, max_pipeline);
+  const auto load = [&](const Candidate& c) {
+    std::vector<std::string> all = c.cluster_overrides;
+    all.insert(all.end(), sets.begin(), sets.end());
+    all.insert(all.end(), c.layout_overrides.begin(), c.layout_overrides.end());
+    return load_scenario_source(scenario_file, all, profiles);
+  };
+  evaluate_candidates(cands, catalog, target, jobs > 0 ? jobs : default_jobs(1), load);
+  const std::vector<std::size_t> front = mark_pareto_front(cands);
+  const std::optional<std::size_t> best = cheapest_meeting_target(cands);
+
+  if (format == "json") {
+    nlohmann::json j;
+    j["scenario"] = base.name;
+    j["catalog"] = catalog.file;
+    j["currency"] = catalog.currency;
+    j["target"] = {{"text", target.text},
+                   {"samples_per_s", target.samples_per_s ? nlohmann::json(*target.samples_per_s)
+                                                          : nlohmann::json()},
+                   {"time_s", target.time_s ? nlohmann::json(*target.time_s) : nlohmann::json()},
+                   {"work_samples", target.work_samples}};
+    j["candidates"] = nlohmann::json::array();
+    for (const Candidate& c : cands)
+      j["candidates"].push_back(candidate_json(c, catalog));
+    j["pareto_front"] = front;
+    j["cheapest_meeting_target"] = best ? nlohmann::json(*best) : nlohmann::json();
+    io.out << j.dump(2) << "\n";
+  } else if (format == "csv") {
+    bool header = true;
+    for (const Candidate& c : cands) {
+      nlohmann::json j = candidate_json(c, catalog);
+      j["cheapest_meeting_target"] = best && &cands[*best] == &c;
+      std::vector<std::pair<std::string, std::string>> cols;
+      flatten_json(j, "", cols);
+      std::vector<std::string> fields;
+      if (header) {
+        for (const auto& col : cols)
+          fields.push_back(col.first);
+        io.out << csv_line(fields) << "\n";
+        fields.clear();
+        header = false;
+      }
+      for (const auto& col : cols)
+        fields.push_back(col.second);
+      io.out << csv_line(fields) << "\n";
+    }
+  } else {
+    print_text(io.out, cands, catalog, target, front, best, base.name);
+  }
+  return 0;
 }
 
 }  // namespace trainsim::cli

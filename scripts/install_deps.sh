@@ -8,6 +8,10 @@ packages=(
   libeigen3-dev libceres-dev catch2 nlohmann-json3-dev
   libsimgrid-dev libns3-dev
   python3 python3-numpy python3-scipy
+  # sweep across machines (optional in CMake; tests run `mpirun -np 2`)
+  libopenmpi-dev openmpi-bin
+  # notebooks/ are executed by the tests (jupyter nbconvert --execute)
+  jupyter-nbconvert python3-ipykernel python3-matplotlib python3-pandas
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -1,0 +1,81 @@
+#include "cli/sweep_rows.hpp"
+
+#include "cli/step_report_format.hpp"
+
+namespace trainsim::cli {
+
+nlohmann::json override_value_json(const std::string& text) {
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error&) {
+    return text;
+  }
+}
+
+namespace {
+
+nlohmann::json report_fields(const models::StepReport& report, bool wall_time) {
+  nlohmann::json j = step_report_json(report);
+  if (!wall_time) j["sim"].erase("wall_s");
+  return j;
+}
+
+}  // namespace
+
+nlohmann::json sweep_row_json(const std::vector<VaryAxis>& axes, std::size_t row,
+                              const models::StepReport& report, bool wall_time) {
+  nlohmann::json j = report_fields(report, wall_time);
+  nlohmann::json vary = nlohmann::json::object();
+  const auto idx = row_indices(axes, row);
+  for (std::size_t i = 0; i < axes.size(); ++i) {
+    vary[axes[i].path] = override_value_json(axes[i].values[idx[i]]);
+  }
+  j["vary"] = std::move(vary);
+  return j;
+}
+
+std::vector<std::string> sweep_csv_columns(const std::vector<VaryAxis>& axes, bool wall_time) {
+  std::vector<std::string> names;
+  for (const auto& a : axes)
+    names.push_back("vary." + a.path);
+  std::vector<std::pair<std::string, std::string>> cols;
+  flatten_json(report_fields(models::StepReport{}, wall_time), "", cols);
+  for (const auto& c : cols)
+    names.push_back(c.first);
+  return names;
+}
+
+std::string csv_field(const std::string& text) {
+  if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
+  std::string q = "\"";
+  for (char c : text) {
+    if (c == '"') q += '"';
+    q += c;
+  }
+  return q + "\"";
+}
+
+std::string csv_line(const std::vector<std::string>& fields) {
+  std::string line;
+  for (std::size_t i = 0; i < fields.size(); ++i) {
+    if (i != 0) line += ',';
+    line += csv_field(fields[i]);
+  }
+  return line;
+}
+
+std::string format_sweep_row(const std::vector<VaryAxis>& axes, std::size_t row,
+                             const models::StepReport& report, bool wall_time, RowFormat format) {
+  if (format == RowFormat::json) return sweep_row_json(axes, row, report, wall_time).dump();
+  std::vector<std::string> fields;
+  const auto idx = row_indices(axes, row);
+  for (std::size_t i = 0; i < axes.size(); ++i)
+    fields.push_back(axes[i].values[idx[i]]);
+  std::vector<std::pair<std::string, std::string>> cols;
+  flatten_json(report_fields(report, wall_time), "", cols);
+  for (const auto& c : cols)
+    fields.push_back(c.second);
+  return csv_line(fields);
+}
+
+}  // namespace trainsim::cli
