@@ -9,17 +9,7 @@ namespace trainsim::cli {
 
 namespace {
 
-void add_pipeline_json(nlohmann::json& j, const models::StepReport& r) {
-  const auto& p = r.pipeline;
-  j["pipeline"] = {{"stages", p.stages},
-                   {"microbatches", p.microbatches},
-                   {"grad_accum", p.grad_accum},
-                   {"schedule", p.schedule},
-                   {"recompute", p.recompute},
-                   {"batch_per_replica", p.batch_per_replica},
-                   {"batch_source", p.batch_source},
-                   {"max_batch_that_fits", p.max_batch_that_fits},
-                   {"ideal_bubble_fraction", p.ideal_bubble_fraction}};
+void add_stages_json(nlohmann::json& j, const models::StepReport& r) {
   nlohmann::json stages = nlohmann::json::array();
   for (const auto& s : r.stages) {
     const auto& m = s.memory;
@@ -119,7 +109,17 @@ nlohmann::json step_report_json(const models::StepReport& r) {
       {"h2d_batch_s", r.h2d_batch_s},
       {"sim", {{"events", r.events}, {"wall_s", r.wall_s}}},
   };
-  if (!r.stages.empty()) add_pipeline_json(j, r);
+  const auto& p = r.pipeline;
+  j["pipeline"] = {{"stages", p.stages},
+                   {"microbatches", p.microbatches},
+                   {"grad_accum", p.grad_accum},
+                   {"schedule", p.schedule},
+                   {"recompute", p.recompute},
+                   {"batch_per_replica", p.batch_per_replica},
+                   {"batch_source", p.batch_source},
+                   {"max_batch_that_fits", p.max_batch_that_fits},
+                   {"ideal_bubble_fraction", p.ideal_bubble_fraction}};
+  if (!r.stages.empty()) add_stages_json(j, r);
   return j;
 }
 

@@ -14,8 +14,11 @@ nlohmann::json override_value_json(const std::string& text) {
 
 namespace {
 
+// Every row has the same fields: the per-stage objects (as many as the row's pipeline depth)
+// are left to `simulate --format json`; the pipeline summary stays.
 nlohmann::json report_fields(const models::StepReport& report, bool wall_time) {
   nlohmann::json j = step_report_json(report);
+  j.erase("stages");
   if (!wall_time) j["sim"].erase("wall_s");
   return j;
 }

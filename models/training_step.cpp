@@ -11,7 +11,6 @@
 
 #include "models/collective_cost.hpp"
 #include "models/parallel/pipeline_sim.hpp"
-#include "models/parallel/pipeline_sim.hpp"
 #include "sim/core/engine.hpp"
 #include "sim/hw/roofline.hpp"
 #include "sim/hw/stream.hpp"
@@ -498,6 +497,13 @@ StepReport simulate_training(const Scenario& s, sim::TraceRecorder* trace) {
   r.throughput_samples_per_s = r.step_time_s > 0 ? r.global_batch / r.step_time_s : 0.0;
   r.echo_speedup = finite_or_zero(r.echo_speedup);
   r.memory = estimate_memory(s);
+  // One stage, one micro-batch per micro-step: the same summary keys as a pipelined run.
+  r.pipeline.schedule = "none";
+  r.pipeline.grad_accum = s.grad_accum;
+  r.pipeline.recompute = s.recompute;
+  r.pipeline.batch_per_replica = s.batch_per_replica;
+  r.pipeline.batch_source = "given";
+  r.pipeline.max_batch_that_fits = r.memory.max_batch_that_fits;
   return r;
 }
 
