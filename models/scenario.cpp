@@ -78,6 +78,7 @@ InputPipelineSpec read_input(sim::JsonReader& r, const ZooModel& model, const si
 
 // Pipeline keys: the stage balance must name every layer once, in K contiguous runs.
 void read_pipeline_keys(sim::JsonReader& p, Scenario& s) {
+  p.ignore({"balance"});  // optional and read below; listed among the known keys either way
   const std::string schedule = p.choice_or("schedule", {"gpipe", "1f1b"}, "gpipe");
   s.schedule = schedule == "1f1b" ? PipelineSchedule::one_f_one_b : PipelineSchedule::gpipe;
   const int layers = static_cast<int>(s.model.layers.size());
