@@ -34,7 +34,8 @@ std::vector<std::int64_t> make_delays(std::uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::exponential_distribution<double> exp(1.0 / 100'000.0);  // mean 100 ns in ps
   std::vector<std::int64_t> d(1u << 20);
-  for (auto& x : d) x = static_cast<std::int64_t>(exp(rng));
+  for (auto& x : d)
+    x = static_cast<std::int64_t>(exp(rng));
   return d;
 }
 
@@ -53,8 +54,8 @@ void hold(HoldState* s) {
   s->engine->after(trainsim::sim::Time::ps(d), [s] { hold(s); });
 }
 
-double run_trainsim(const Options& o, const std::vector<std::int64_t>& delays, std::uint64_t& executed,
-                    double& sim_s) {
+double run_trainsim(const Options& o, const std::vector<std::int64_t>& delays,
+                    std::uint64_t& executed, double& sim_s) {
   trainsim::sim::Engine engine;
   HoldState s{&engine, delays.data(), delays.size() - 1, 0, o.events};
   for (std::uint64_t i = 0; i < o.pending; ++i) {
@@ -101,8 +102,9 @@ int main(int argc, char** argv) {
   double sim_s = 0;
   const double wall = run_trainsim(o, delays, executed, sim_s);
   const double rate = static_cast<double>(executed) / wall;
-  std::cout << "trainsim hold model: pending=" << o.pending << " events=" << executed << " seed=" << o.seed
-            << " sim_s=" << sim_s << " wall_s=" << wall << " events_per_s=" << rate << "\n";
+  std::cout << "trainsim hold model: pending=" << o.pending << " events=" << executed
+            << " seed=" << o.seed << " sim_s=" << sim_s << " wall_s=" << wall
+            << " events_per_s=" << rate << "\n";
 #ifdef TRAINSIM_HAVE_NS3
   if (o.ns3) {
     double best = 0;
@@ -111,10 +113,12 @@ int main(int argc, char** argv) {
                               "ns3::PriorityQueueScheduler"}) {
       std::uint64_t n3_exec = 0;
       double n3_sim = 0;
-      const double w = trainsim::bench::run_ns3_hold(delays, o.pending, o.events, sched, n3_exec, n3_sim);
+      const double w =
+          trainsim::bench::run_ns3_hold(delays, o.pending, o.events, sched, n3_exec, n3_sim);
       const double r = static_cast<double>(n3_exec) / w;
-      std::cout << "ns-3 hold model (" << sched << "): pending=" << o.pending << " events=" << n3_exec
-                << " sim_s=" << n3_sim << " wall_s=" << w << " events_per_s=" << r << "\n";
+      std::cout << "ns-3 hold model (" << sched << "): pending=" << o.pending
+                << " events=" << n3_exec << " sim_s=" << n3_sim << " wall_s=" << w
+                << " events_per_s=" << r << "\n";
       if (r > best) {
         best = r;
         best_name = sched;

@@ -23,7 +23,8 @@ std::vector<std::string> split_commas(const std::vector<std::string>& values) {
     std::size_t start = 0;
     while (start <= v.size()) {
       const auto comma = v.find(',', start);
-      const std::string item = v.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      const std::string item =
+          v.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
       if (!item.empty()) out.push_back(item);
       if (comma == std::string::npos) break;
       start = comma + 1;
@@ -73,27 +74,32 @@ int run_fit(const Args& args, CommandIo& io) {
   std::string shared_text;
   std::string format = "text";
   bool relative = false;
-  options.add_options()
-      ("points", po::value(&points_path)->required(), "CSV of measured points (header line, one point per line)")
-      ("group-col", po::value(&group_cols)->composing(),
-       "column(s) whose values split the points into series; repeat or give a comma list (gpu,model)")
-      ("batch-col", po::value(&columns.batch)->default_value("batch"), "batch-size column")
-      ("throughput-col", po::value(&columns.throughput),
-       "throughput column (default: the one named throughput, images_per_s or samples_per_s)")
-      ("weight-col", po::value(&columns.weight), "per-point weight column (multiplies the squared residual)")
-      ("loss", po::value(&loss_text)->default_value("l2"), "l2, huber or cauchy")
-      ("loss-scale", po::value(&loss_scale_text),
-       "residual size where huber/cauchy start to down-weight (throughput units, or a fraction with --relative; "
-       "default 1, like scipy's f_scale)")
-      ("relative", po::bool_switch(&relative), "fit relative errors (v - f)/v instead of v - f")
-      ("predict", po::value(&predict_texts)->composing(), "batch sizes to predict at, e.g. 64,128,1024")
-      ("curve", po::value(&curve_path), "write the fitted curve and its 95% bands to this CSV")
-      ("shared", po::value(&shared_text), "joint fit across groups sharing v0 or t")
-      ("format", po::value(&format)->default_value("text"), "text, json or csv");
+  options.add_options()("points", po::value(&points_path)->required(),
+                        "CSV of measured points (header line, one point per line)")(
+      "group-col", po::value(&group_cols)->composing(),
+      "column(s) whose values split the points into series; repeat or give a comma list "
+      "(gpu,model)")("batch-col", po::value(&columns.batch)->default_value("batch"),
+                     "batch-size column")(
+      "throughput-col", po::value(&columns.throughput),
+      "throughput column (default: the one named throughput, images_per_s or samples_per_s)")(
+      "weight-col", po::value(&columns.weight),
+      "per-point weight column (multiplies the squared residual)")(
+      "loss", po::value(&loss_text)->default_value("l2"), "l2, huber or cauchy")(
+      "loss-scale", po::value(&loss_scale_text),
+      "residual size where huber/cauchy start to down-weight (throughput units, or a fraction with "
+      "--relative; "
+      "default 1, like scipy's f_scale)")("relative", po::bool_switch(&relative),
+                                          "fit relative errors (v - f)/v instead of v - f")(
+      "predict", po::value(&predict_texts)->composing(),
+      "batch sizes to predict at, e.g. 64,128,1024")(
+      "curve", po::value(&curve_path), "write the fitted curve and its 95% bands to this CSV")(
+      "shared", po::value(&shared_text), "joint fit across groups sharing v0 or t")(
+      "format", po::value(&format)->default_value("text"), "text, json or csv");
   po::positional_options_description positional;
   positional.add("points", 1);
   po::variables_map vm;
-  if (!parse_command_line("fit", "POINTS.csv [options]", args, options, positional, vm, io)) return 0;
+  if (!parse_command_line("fit", "POINTS.csv [options]", args, options, positional, vm, io))
+    return 0;
 
   if (format != "text" && format != "json" && format != "csv") {
     throw UsageError("--format", "unknown format '" + format + "' (expected text, json or csv)");
@@ -102,7 +108,8 @@ int run_fit(const Args& args, CommandIo& io) {
   fit_options.loss = parse_loss(loss_text);
   fit_options.relative = relative;
   if (!loss_scale_text.empty()) {
-    if (fit_options.loss == fit::Loss::l2) throw UsageError("--loss-scale", "applies only to --loss huber or cauchy");
+    if (fit_options.loss == fit::Loss::l2)
+      throw UsageError("--loss-scale", "applies only to --loss huber or cauchy");
     fit_options.loss_scale = parse_option_number("--loss-scale", loss_scale_text);
   }
   std::vector<double> predict_batches;
@@ -119,8 +126,10 @@ int run_fit(const Args& args, CommandIo& io) {
   context.confidence = fit_options.confidence;
   if (shared == fit::Shared::none) {
     // Check every group before fitting any, so one bad group fails fast with its lines.
-    for (const fit::Series& s : series) fit::require_identifiable(s);
-    for (const fit::Series& s : series) fits.push_back(fit::fit_series(s, fit_options, predict_batches));
+    for (const fit::Series& s : series)
+      fit::require_identifiable(s);
+    for (const fit::Series& s : series)
+      fits.push_back(fit::fit_series(s, fit_options, predict_batches));
   } else {
     fit::JointFit joint = fit::fit_joint(series, shared, fit_options, predict_batches);
     fits = std::move(joint.fits);
@@ -141,9 +150,12 @@ int run_fit(const Args& args, CommandIo& io) {
   }
   // Problems are in the report too; stderr makes sure a script piping JSON still sees them.
   for (const fit::ThroughputFit& f : fits) {
-    if (!f.converged) io.err << "trainsim: warning: group " << f.group << ": fit did not converge: " << f.termination << "\n";
+    if (!f.converged)
+      io.err << "trainsim: warning: group " << f.group
+             << ": fit did not converge: " << f.termination << "\n";
     for (const std::string& p : f.at_bound) {
-      io.err << "trainsim: warning: group " << f.group << ": " << p << " ended on its bound; intervals not meaningful\n";
+      io.err << "trainsim: warning: group " << f.group << ": " << p
+             << " ended on its bound; intervals not meaningful\n";
     }
   }
   return 0;

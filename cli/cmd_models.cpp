@@ -56,7 +56,8 @@ std::pair<std::string, double> parse_setting(const std::string& setting) {
 
 std::string shape_text(const std::vector<std::int64_t>& shape) {
   std::ostringstream os;
-  for (std::size_t i = 0; i < shape.size(); ++i) os << (i == 0 ? "" : "x") << shape[i];
+  for (std::size_t i = 0; i < shape.size(); ++i)
+    os << (i == 0 ? "" : "x") << shape[i];
   return os.str();
 }
 
@@ -69,7 +70,8 @@ std::string fixed(double v, int precision) {
 int list_models(CommandIo& io) {
   const auto catalog = zoo::zoo_catalog();
   std::size_t width = 0;
-  for (const auto& m : catalog) width = std::max(width, m.name.size());
+  for (const auto& m : catalog)
+    width = std::max(width, m.name.size());
   for (const auto& m : catalog) {
     io.out << std::left << std::setw(static_cast<int>(width + 2)) << m.name << m.description << "\n"
            << std::string(width + 2, ' ') << "defaults: " << format_defaults(m.defaults) << "\n";
@@ -96,7 +98,10 @@ nlohmann::json to_json(const zoo::ZooModel& m) {
   return {{"name", m.name},
           {"description", m.description},
           {"hyperparameters", m.hyperparameters},
-          {"input", {{"shape", m.input_shape}, {"dtype", m.input_dtype}, {"bytes_per_sample", m.input_bytes_per_sample()}}},
+          {"input",
+           {{"shape", m.input_shape},
+            {"dtype", m.input_dtype},
+            {"bytes_per_sample", m.input_bytes_per_sample()}}},
           {"layers", layers},
           {"totals",
            {{"layers", m.layers.size()},
@@ -115,22 +120,27 @@ void print_text(const zoo::ZooModel& m, std::ostream& out) {
       << "input per sample: " << shape_text(m.input_shape) << " " << m.input_dtype << " ("
       << m.input_bytes_per_sample() << " bytes)\n\n";
   std::size_t name_width = 5;
-  for (const auto& l : m.layers) name_width = std::max(name_width, l.name.size());
+  for (const auto& l : m.layers)
+    name_width = std::max(name_width, l.name.size());
   const auto w = [](std::size_t n) { return std::setw(static_cast<int>(n)); };
-  out << std::left << w(name_width + 2) << "layer" << w(16) << "op" << std::right << w(16) << "output" << w(14)
-      << "params" << w(12) << "fwd GFLOP" << w(12) << "bwd GFLOP" << w(12) << "saved MB" << "\n";
+  out << std::left << w(name_width + 2) << "layer" << w(16) << "op" << std::right << w(16)
+      << "output" << w(14) << "params" << w(12) << "fwd GFLOP" << w(12) << "bwd GFLOP" << w(12)
+      << "saved MB"
+      << "\n";
   for (const auto& l : m.layers) {
-    out << std::left << w(name_width + 2) << l.name << w(16) << zoo::op_class_name(l.op) << std::right << w(16)
-        << shape_text(l.output_shape) << w(14) << l.params << w(12) << fixed(l.fwd_flops / kGiga, 4) << w(12)
-        << fixed(l.bwd_flops() / kGiga, 4) << w(12) << fixed(l.saved_bytes(4) / kMega, 3) << "\n";
+    out << std::left << w(name_width + 2) << l.name << w(16) << zoo::op_class_name(l.op)
+        << std::right << w(16) << shape_text(l.output_shape) << w(14) << l.params << w(12)
+        << fixed(l.fwd_flops / kGiga, 4) << w(12) << fixed(l.bwd_flops() / kGiga, 4) << w(12)
+        << fixed(l.saved_bytes(4) / kMega, 3) << "\n";
   }
   out << "\n(per sample; saved MB at fp32 activations; a multiply-add counts as 2 FLOPs)\n"
       << "layers:                    " << m.layers.size() << "\n"
-      << "parameters:                " << m.params() << " (" << fixed(static_cast<double>(m.params()) / kMega, 2)
-      << " M)\n"
-      << "forward GFLOPs/sample:     " << fixed(m.fwd_flops() / kGiga, 4) << " (multiply-adds: "
-      << fixed(m.fwd_macs() / kGiga, 4) << " GMACs)\n"
-      << "training GFLOPs/sample:    " << fixed(m.train_flops() / kGiga, 4) << " (forward + backward)\n"
+      << "parameters:                " << m.params() << " ("
+      << fixed(static_cast<double>(m.params()) / kMega, 2) << " M)\n"
+      << "forward GFLOPs/sample:     " << fixed(m.fwd_flops() / kGiga, 4)
+      << " (multiply-adds: " << fixed(m.fwd_macs() / kGiga, 4) << " GMACs)\n"
+      << "training GFLOPs/sample:    " << fixed(m.train_flops() / kGiga, 4)
+      << " (forward + backward)\n"
       << "activation MB/sample fp32: " << fixed(m.saved_bytes(4) / kMega, 2) << "\n"
       << "activation MB/sample fp16: " << fixed(m.saved_bytes(2) / kMega, 2) << "\n";
 }
@@ -143,14 +153,16 @@ int run_models(const Args& args, CommandIo& io) {
   std::string format = "text";
   options.add_options()("action", po::value<std::string>(), "list | show")(
       "name", po::value<std::string>(), "model name (see 'trainsim models list')")(
-      "set", po::value<std::vector<std::string>>(&settings)->composing(), "KEY=VALUE: override a hyper-parameter")(
+      "set", po::value<std::vector<std::string>>(&settings)->composing(),
+      "KEY=VALUE: override a hyper-parameter")(
       "format", po::value<std::string>(&format)->default_value("text"), "text | json");
   po::positional_options_description positional;
   positional.add("action", 1).add("name", 1);
   po::variables_map vm;
   const std::string synopsis = "list | show NAME [--set KEY=VALUE]... [--format text|json]";
   if (!parse_command_line("models", synopsis, args, options, positional, vm, io)) return 0;
-  if (vm.count("action") == 0) throw UsageError("trainsim models", "expected 'list' or 'show NAME'");
+  if (vm.count("action") == 0)
+    throw UsageError("trainsim models", "expected 'list' or 'show NAME'");
   const std::string action = vm["action"].as<std::string>();
   if (format != "text" && format != "json") {
     throw UsageError("--format", "'" + format + "' is not one of text, json");
@@ -159,7 +171,8 @@ int run_models(const Args& args, CommandIo& io) {
     if (vm.count("name") != 0) throw UsageError("trainsim models list", "takes no model name");
     return list_models(io);
   }
-  if (action != "show") throw UsageError("trainsim models", "unknown action '" + action + "' (expected list or show)");
+  if (action != "show")
+    throw UsageError("trainsim models", "unknown action '" + action + "' (expected list or show)");
   if (vm.count("name") == 0) throw UsageError("trainsim models show", "expected a model name");
   std::map<std::string, double> overrides;
   for (const auto& s : settings) {

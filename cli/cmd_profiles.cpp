@@ -17,45 +17,58 @@ namespace {
 void show_accelerator(std::ostream& os, const sim::AcceleratorSpec& a) {
   os << "  peak compute:\n";
   for (sim::Dtype d : sim::kAllDtypes) {
-    if (const auto p = a.peak(d)) os << "    " << std::setw(5) << sim::dtype_name(d) << "  " << format_rate(*p, "FLOP/s") << "\n";
+    if (const auto p = a.peak(d))
+      os << "    " << std::setw(5) << sim::dtype_name(d) << "  " << format_rate(*p, "FLOP/s")
+         << "\n";
   }
   os << "  memory bandwidth       " << format_rate(a.memory_bw_bytes_per_s, "B/s") << "\n"
      << "  memory capacity        " << format_bytes(a.memory_capacity_bytes) << "\n"
      << "  kernel launch overhead " << format_seconds(a.kernel_launch_overhead_s) << "\n"
-     << "  achieved efficiency    compute " << a.compute_efficiency << ", memory " << a.memory_efficiency << "\n";
+     << "  achieved efficiency    compute " << a.compute_efficiency << ", memory "
+     << a.memory_efficiency << "\n";
 }
 
 void show_link(std::ostream& os, const sim::LinkSpec& l, const std::string& indent = "  ") {
   os << indent << "bandwidth " << format_rate(l.bw_bytes_per_s, "B/s") << " per direction ("
-     << format_rate(l.bw_bytes_per_s * 8, "b/s") << "), latency " << format_seconds(l.latency_s) << ", "
-     << (l.duplex == sim::Duplex::full ? "full" : "half") << " duplex\n";
+     << format_rate(l.bw_bytes_per_s * 8, "b/s") << "), latency " << format_seconds(l.latency_s)
+     << ", " << (l.duplex == sim::Duplex::full ? "full" : "half") << " duplex\n";
 }
 
 const char* intra_name(sim::IntraTopology t) {
   switch (t) {
-    case sim::IntraTopology::switched: return "switched";
-    case sim::IntraTopology::ring: return "ring";
-    case sim::IntraTopology::fully_connected: return "fully_connected";
-    case sim::IntraTopology::torus2d: return "torus2d";
+    case sim::IntraTopology::switched:
+      return "switched";
+    case sim::IntraTopology::ring:
+      return "ring";
+    case sim::IntraTopology::fully_connected:
+      return "fully_connected";
+    case sim::IntraTopology::torus2d:
+      return "torus2d";
   }
   return "?";
 }
 
 const char* inter_name(sim::InterTopology t) {
   switch (t) {
-    case sim::InterTopology::none: return "none";
-    case sim::InterTopology::star: return "star";
-    case sim::InterTopology::fat_tree: return "fat_tree";
-    case sim::InterTopology::ring: return "ring";
-    case sim::InterTopology::torus2d: return "torus2d";
-    case sim::InterTopology::torus3d: return "torus3d";
+    case sim::InterTopology::none:
+      return "none";
+    case sim::InterTopology::star:
+      return "star";
+    case sim::InterTopology::fat_tree:
+      return "fat_tree";
+    case sim::InterTopology::ring:
+      return "ring";
+    case sim::InterTopology::torus2d:
+      return "torus2d";
+    case sim::InterTopology::torus3d:
+      return "torus3d";
   }
   return "?";
 }
 
 void show_cluster(std::ostream& os, const sim::ClusterSpec& c) {
-  os << "  nodes " << c.nodes << " x " << c.accelerators_per_node << " " << c.accelerator.name << " = "
-     << c.total_accelerators() << " accelerators\n"
+  os << "  nodes " << c.nodes << " x " << c.accelerators_per_node << " " << c.accelerator.name
+     << " = " << c.total_accelerators() << " accelerators\n"
      << "  host " << c.host.name << " (" << c.host.cpu_cores << " cores)\n"
      << "  intra-node " << intra_name(c.intra_topology) << " over " << c.intra_link.name << ":";
   show_link(os, c.intra_link, " ");
@@ -82,9 +95,12 @@ int run_profiles(const Args& args, CommandIo& io) {
   po::positional_options_description pos;
   pos.add("words", -1);
   po::variables_map vm;
-  if (!parse_command_line("profiles", "list | show NAME [--profile-dir DIR]", args, options, pos, vm, io)) return 0;
+  if (!parse_command_line("profiles", "list | show NAME [--profile-dir DIR]", args, options, pos,
+                          vm, io))
+    return 0;
   if (words.empty() || (words[0] != "list" && words[0] != "show")) {
-    throw UsageError("trainsim profiles", "expected 'list' or 'show NAME' (see 'trainsim profiles --help')");
+    throw UsageError("trainsim profiles",
+                     "expected 'list' or 'show NAME' (see 'trainsim profiles --help')");
   }
   const sim::ProfileLibrary lib = load_profile_library(dirs);
   if (words[0] == "list") {
@@ -99,7 +115,8 @@ int run_profiles(const Args& args, CommandIo& io) {
     }
     return 0;
   }
-  if (words.size() != 2) throw UsageError("trainsim profiles show", "expects exactly one profile NAME");
+  if (words.size() != 2)
+    throw UsageError("trainsim profiles show", "expects exactly one profile NAME");
   const sim::ProfileEntry& e = lib.find(words[1], "", "trainsim profiles show");
   std::ostringstream out;  // printed only once the whole profile is known to be valid
   out << e.kind << " " << e.name << " (" << e.origin << ")\n";
@@ -107,9 +124,10 @@ int run_profiles(const Args& args, CommandIo& io) {
   if (e.kind == "accelerator") show_accelerator(out, lib.accelerator(e.name, e.origin));
   if (e.kind == "host") {
     const auto h = lib.host(e.name, e.origin);
-    out << "  cpu cores " << h.cpu_cores << "\n  memory bandwidth " << format_rate(h.memory_bw_bytes_per_s, "B/s")
-           << "\n  memory capacity " << format_bytes(h.memory_capacity_bytes) << "\n  storage read "
-           << format_rate(h.storage_read_bw_bytes_per_s, "B/s") << "\n";
+    out << "  cpu cores " << h.cpu_cores << "\n  memory bandwidth "
+        << format_rate(h.memory_bw_bytes_per_s, "B/s") << "\n  memory capacity "
+        << format_bytes(h.memory_capacity_bytes) << "\n  storage read "
+        << format_rate(h.storage_read_bw_bytes_per_s, "B/s") << "\n";
   }
   if (e.kind == "link") show_link(out, lib.link(e.name, e.origin));
   if (e.kind == "cluster") show_cluster(out, lib.cluster(e.name, e.origin));

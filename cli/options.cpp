@@ -7,8 +7,9 @@
 namespace trainsim::cli {
 
 bool parse_command_line(const std::string& command, const std::string& synopsis, const Args& args,
-                        po::options_description& options, const po::positional_options_description& positional,
-                        po::variables_map& vm, CommandIo& io) {
+                        po::options_description& options,
+                        const po::positional_options_description& positional, po::variables_map& vm,
+                        CommandIo& io) {
   options.add_options()("help,h", "show this help");
   try {
     po::store(po::command_line_parser(args).options(options).positional(positional).run(), vm);
@@ -18,7 +19,8 @@ bool parse_command_line(const std::string& command, const std::string& synopsis,
     }
     po::notify(vm);
   } catch (const po::error& e) {
-    throw UsageError("trainsim " + command, std::string(e.what()) + " (see 'trainsim " + command + " --help')");
+    throw UsageError("trainsim " + command,
+                     std::string(e.what()) + " (see 'trainsim " + command + " --help')");
   }
   return true;
 }

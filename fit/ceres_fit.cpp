@@ -20,11 +20,13 @@ double residual_scale(const Point& p, bool relative) {
 
 double v0_lower_bound(std::span<const Point> points) {
   double max_v = 0.0;
-  for (const Point& p : points) max_v = std::max(max_v, p.throughput_samples_per_s);
+  for (const Point& p : points)
+    max_v = std::max(max_v, p.throughput_samples_per_s);
   return 1e-12 * max_v;
 }
 
-SolveResult solve_series(std::span<const Point> points, const FitOptions& options, const LinearStart& start) {
+SolveResult solve_series(std::span<const Point> points, const FitOptions& options,
+                         const LinearStart& start) {
   double v0 = start.v0_samples_per_s;
   double t_s = start.t_s;
   const double v0_min = v0_lower_bound(points);
@@ -34,8 +36,9 @@ SolveResult solve_series(std::span<const Point> points, const FitOptions& option
   // One loss object for all residual blocks; the problem deletes it once.
   ceres::LossFunction* loss = make_loss(options);
   for (const Point& p : points) {
-    auto* cost = new ceres::AutoDiffCostFunction<ThroughputResidual, 1, 1, 1>(
-        new ThroughputResidual{p.batch, p.throughput_samples_per_s, residual_scale(p, options.relative)});
+    auto* cost =
+        new ceres::AutoDiffCostFunction<ThroughputResidual, 1, 1, 1>(new ThroughputResidual{
+            p.batch, p.throughput_samples_per_s, residual_scale(p, options.relative)});
     problem.AddResidualBlock(cost, loss, &v0, &t_s);
   }
   problem.SetParameterLowerBound(&v0, 0, v0_min);
@@ -56,7 +59,8 @@ SolveResult solve_series(std::span<const Point> points, const FitOptions& option
 
   r.unscaled_covariance = Eigen::Matrix2d::Constant(std::numeric_limits<double>::quiet_NaN());
   ceres::Covariance covariance(covariance_options());
-  const std::vector<std::pair<const double*, const double*>> blocks{{&v0, &v0}, {&t_s, &t_s}, {&v0, &t_s}};
+  const std::vector<std::pair<const double*, const double*>> blocks{
+      {&v0, &v0}, {&t_s, &t_s}, {&v0, &t_s}};
   if (covariance.Compute(blocks, &problem)) {
     double c = 0.0;
     covariance.GetCovarianceBlock(&v0, &v0, &c);

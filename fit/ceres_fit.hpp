@@ -32,6 +32,7 @@ double residual_scale(const Point& p, bool relative);
 // Lower bound for v0: Ceres bounds are inclusive, so v0 > 0 becomes v0 >= a tiny positive value.
 double v0_lower_bound(std::span<const Point> points);
 
-SolveResult solve_series(std::span<const Point> points, const FitOptions& options, const LinearStart& start);
+SolveResult solve_series(std::span<const Point> points, const FitOptions& options,
+                         const LinearStart& start);
 
 }  // namespace trainsim::fit

@@ -1,15 +1,15 @@
 #include "fit/fit_series.hpp"
 
 #include <algorithm>
-#include <optional>
 #include <cmath>
+#include <optional>
 #include <set>
 #include <sstream>
 
 #include "fit/ceres_fit.hpp"
 #include "fit/linear_init.hpp"
-#include "fit/tiny_fit.hpp"
 #include "fit/throughput_model.hpp"
+#include "fit/tiny_fit.hpp"
 #include "fit/uncertainty.hpp"
 #include "sim/core/input_error.hpp"
 
@@ -49,7 +49,8 @@ void require_identifiable(const Series& series) {
 void fill_goodness(ThroughputFit& fit, std::span<const Point> points) {
   fit.residuals.clear();
   double sum_v = 0.0;
-  for (const Point& p : points) sum_v += p.throughput_samples_per_s;
+  for (const Point& p : points)
+    sum_v += p.throughput_samples_per_s;
   const double mean_v = sum_v / static_cast<double>(points.size());
   double ss_res = 0.0;
   double ss_tot = 0.0;
@@ -72,7 +73,8 @@ void fill_goodness(ThroughputFit& fit, std::span<const Point> points) {
   fit.b90 = batch_at_fraction(0.9, fit.v0_samples_per_s, fit.t_s);
 }
 
-ThroughputFit fit_series(const Series& series, const FitOptions& options, std::span<const double> predict_batches) {
+ThroughputFit fit_series(const Series& series, const FitOptions& options,
+                         std::span<const double> predict_batches) {
   require_identifiable(series);
   const std::span<const Point> points(series.points);
   const LinearStart start = linear_start(points, options.relative);
@@ -94,7 +96,8 @@ ThroughputFit fit_series(const Series& series, const FitOptions& options, std::s
   fill_goodness(fit, points);
   fit.dof = fit.n - 2;
   apply_uncertainty(fit, solved.unscaled_covariance, solved.cost, options.confidence);
-  for (const double b : predict_batches) fit.predictions.push_back(predict(fit, b));
+  for (const double b : predict_batches)
+    fit.predictions.push_back(predict(fit, b));
   return fit;
 }
 

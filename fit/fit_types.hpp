@@ -16,15 +16,15 @@ struct Point {
   double batch = 0.0;
   double throughput_samples_per_s = 0.0;
   double weight = 1.0;  // multiplies the squared residual (1/sigma^2 up to a common factor)
-  int line = 0;         // 1-based line in the source file; 0 when the point did not come from a file
+  int line = 0;  // 1-based line in the source file; 0 when the point did not come from a file
 };
 
 // A measured series: one group of points (e.g. one GPU count, one model).
 struct Series {
-  std::string name;                      // "K80/AlexNet"; "all" when there is no group column
-  std::vector<std::string> group_values; // one per group column, in column order
+  std::string name;                       // "K80/AlexNet"; "all" when there is no group column
+  std::vector<std::string> group_values;  // one per group column, in column order
   std::vector<Point> points;
-  std::string source;                    // file the points came from, for error messages
+  std::string source;  // file the points came from, for error messages
 };
 
 enum class Loss { l2, huber, cauchy };
@@ -73,18 +73,18 @@ struct ThroughputFit {
   std::array<double, 2> v0_ci{};
   std::array<double, 2> t_ci{};
   double corr = 0.0;
-  double t_quantile = 0.0;          // Student-t quantile used for the intervals
-  double residual_variance = 0.0;   // s^2 = 2 * cost / dof (in residual units)
+  double t_quantile = 0.0;         // Student-t quantile used for the intervals
+  double residual_variance = 0.0;  // s^2 = 2 * cost / dof (in residual units)
   int n = 0;
-  int dof = 0;                      // n - parameters (pooled across series in a joint fit)
+  int dof = 0;  // n - parameters (pooled across series in a joint fit)
   double r2 = 0.0;
   double rmse_samples_per_s = 0.0;
   double max_rel_err = 0.0;
-  double b50 = 0.0;                 // v0 * t: batch at half of v0
-  double b90 = 0.0;                 // 9 * v0 * t
+  double b50 = 0.0;  // v0 * t: batch at half of v0
+  double b90 = 0.0;  // 9 * v0 * t
   std::array<double, 2> b50_ci{};
   bool converged = false;
-  std::string termination;          // the solver's own words
+  std::string termination;  // the solver's own words
   int iterations = 0;
   std::vector<std::string> at_bound;  // parameters that ended on a bound ("v0", "t")
   std::vector<PointResidual> residuals;

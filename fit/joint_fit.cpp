@@ -6,8 +6,8 @@
 #include <set>
 #include <utility>
 
-#include <boost/math/distributions/fisher_f.hpp>
 #include <ceres/ceres.h>
+#include <boost/math/distributions/fisher_f.hpp>
 
 #include "fit/ceres_fit.hpp"
 #include "fit/fit_series.hpp"
@@ -24,19 +24,22 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 void check_joint_input(std::span<const Series> series) {
   if (series.size() < 2) {
-    throw InputError("--shared", "a joint fit needs at least two groups (found " + std::to_string(series.size()) +
+    throw InputError("--shared", "a joint fit needs at least two groups (found " +
+                                     std::to_string(series.size()) +
                                      "); name the group column(s) with --group-col");
   }
   bool any_identifiable = false;
   for (const Series& s : series) {
     std::set<double> batches;
-    for (const Point& p : s.points) batches.insert(p.batch);
+    for (const Point& p : s.points)
+      batches.insert(p.batch);
     if (batches.empty()) throw InputError(s.source, "group '" + s.name + "' has no points");
     any_identifiable = any_identifiable || batches.size() >= 2;
   }
   if (!any_identifiable) {
-    throw InputError(series.front().source, "no group has two distinct batch sizes: the shared parameter and the "
-                                            "per-group ones are not identifiable");
+    throw InputError(series.front().source,
+                     "no group has two distinct batch sizes: the shared parameter and the "
+                     "per-group ones are not identifiable");
   }
 }
 
@@ -45,7 +48,8 @@ double separate_fits_cost(std::span<const Series> series, const FitOptions& opti
   double cost = 0.0;
   for (const Series& s : series) {
     std::set<double> batches;
-    for (const Point& p : s.points) batches.insert(p.batch);
+    for (const Point& p : s.points)
+      batches.insert(p.batch);
     if (batches.size() < 2) return kNaN;
     const LinearStart start = linear_start(s.points, options.relative);
     cost += solve_series(s.points, options, start).cost;
@@ -71,7 +75,8 @@ JointFit fit_joint(std::span<const Series> series, Shared shared, const FitOptio
     const auto& pts = series[g].points;
     v0_min[g] = v0_lower_bound(pts);
     std::set<double> batches;
-    for (const Point& p : pts) batches.insert(p.batch);
+    for (const Point& p : pts)
+      batches.insert(p.batch);
     if (batches.size() >= 2) {
       const LinearStart s = linear_start(pts, options.relative);
       v0[g] = std::max(s.v0_samples_per_s, 2.0 * v0_min[g]);
@@ -104,14 +109,16 @@ JointFit fit_joint(std::span<const Series> series, Shared shared, const FitOptio
   int n = 0;
   for (std::size_t g = 0; g < groups; ++g) {
     for (const Point& p : series[g].points) {
-      auto* cost = new ceres::AutoDiffCostFunction<ThroughputResidual, 1, 1, 1>(
-          new ThroughputResidual{p.batch, p.throughput_samples_per_s, residual_scale(p, options.relative)});
+      auto* cost =
+          new ceres::AutoDiffCostFunction<ThroughputResidual, 1, 1, 1>(new ThroughputResidual{
+              p.batch, p.throughput_samples_per_s, residual_scale(p, options.relative)});
       problem.AddResidualBlock(cost, loss, v0_block(g), t_block(g));
       ++n;
     }
   }
   double shared_v0_min = 0.0;
-  for (std::size_t g = 0; g < groups; ++g) shared_v0_min = std::max(shared_v0_min, v0_min[g]);
+  for (std::size_t g = 0; g < groups; ++g)
+    shared_v0_min = std::max(shared_v0_min, v0_min[g]);
   if (shared == Shared::v0) {
     problem.SetParameterLowerBound(&shared_value, 0, shared_v0_min);
   } else {
@@ -148,7 +155,8 @@ JointFit fit_joint(std::span<const Series> series, Shared shared, const FitOptio
   out.summary.parameters = static_cast<int>(groups) + 1;
   out.summary.dof = n - out.summary.parameters;
   out.summary.cost = summary.final_cost;
-  out.summary.residual_variance = out.summary.dof > 0 ? 2.0 * summary.final_cost / out.summary.dof : kNaN;
+  out.summary.residual_variance =
+      out.summary.dof > 0 ? 2.0 * summary.final_cost / out.summary.dof : kNaN;
 
   for (std::size_t g = 0; g < groups; ++g) {
     ThroughputFit fit;
@@ -163,7 +171,8 @@ JointFit fit_joint(std::span<const Series> series, Shared shared, const FitOptio
     fit.converged = summary.converged;
     fit.termination = summary.termination;
     fit.iterations = summary.iterations;
-    if (fit.v0_samples_per_s <= (shared == Shared::v0 ? shared_v0_min : v0_min[g])) fit.at_bound.emplace_back("v0");
+    if (fit.v0_samples_per_s <= (shared == Shared::v0 ? shared_v0_min : v0_min[g]))
+      fit.at_bound.emplace_back("v0");
     if (fit.t_s <= 0.0) fit.at_bound.emplace_back("t");
     fill_goodness(fit, series[g].points);
     // Intervals use the pooled residual variance and the joint degrees of freedom.
@@ -176,7 +185,8 @@ JointFit fit_joint(std::span<const Series> series, Shared shared, const FitOptio
       unscaled(1, 0) = unscaled(0, 1);
     }
     apply_uncertainty(fit, unscaled, summary.final_cost, options.confidence);
-    for (const double b : predict_batches) fit.predictions.push_back(predict(fit, b));
+    for (const double b : predict_batches)
+      fit.predictions.push_back(predict(fit, b));
     out.fits.push_back(std::move(fit));
   }
 
@@ -187,10 +197,12 @@ JointFit fit_joint(std::span<const Series> series, Shared shared, const FitOptio
   if (options.loss == Loss::l2 && out.summary.f_dof2 > 0) {
     const double separate = separate_fits_cost(series, options);
     if (std::isfinite(separate) && separate > 0.0) {
-      const double f = ((summary.final_cost - separate) / out.summary.f_dof1) / (separate / out.summary.f_dof2);
+      const double f =
+          ((summary.final_cost - separate) / out.summary.f_dof1) / (separate / out.summary.f_dof2);
       out.summary.f_statistic = std::max(0.0, f);
       const boost::math::fisher_f dist(out.summary.f_dof1, out.summary.f_dof2);
-      out.summary.p_value = boost::math::cdf(boost::math::complement(dist, out.summary.f_statistic));
+      out.summary.p_value =
+          boost::math::cdf(boost::math::complement(dist, out.summary.f_statistic));
     }
   }
   return out;

@@ -15,7 +15,7 @@ struct JointSummary {
   int n = 0;           // points over all series
   int parameters = 0;  // 1 shared + 1 per series
   int dof = 0;
-  double cost = 0.0;   // Ceres' final cost
+  double cost = 0.0;  // Ceres' final cost
   double residual_variance = 0.0;
   // Extra-sum-of-squares F test of "the shared parameter is equal across series" against the
   // separate fits (l2 loss only; NaN where it does not apply): small p = the data disagree.

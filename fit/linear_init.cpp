@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 
-
 namespace trainsim::fit {
 
 LinearStart linear_start(std::span<const Point> points, bool relative) {
@@ -33,7 +32,8 @@ LinearStart linear_start(std::span<const Point> points, bool relative) {
     inv_v0 = s_wby / s_wbb;
   }
   double max_v = 0.0;
-  for (const Point& p : points) max_v = std::max(max_v, p.throughput_samples_per_s);
+  for (const Point& p : points)
+    max_v = std::max(max_v, p.throughput_samples_per_s);
   // A non-positive slope means the points never bend over within the data; start v0 just above
   // the largest measurement rather than at infinity.
   const double v0 = (inv_v0 > 0.0 && std::isfinite(1.0 / inv_v0)) ? 1.0 / inv_v0 : 2.0 * max_v;

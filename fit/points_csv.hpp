@@ -14,11 +14,12 @@ namespace trainsim::fit {
 struct CsvColumns {
   std::vector<std::string> group;  // empty: one series named "all"
   std::string batch = "batch";
-  std::string throughput;          // empty: the one column named throughput, images_per_s or samples_per_s
-  std::string weight;              // empty: every point weighs 1
+  std::string throughput;  // empty: the one column named throughput, images_per_s or samples_per_s
+  std::string weight;      // empty: every point weighs 1
 };
 
-std::vector<Series> parse_points_csv(std::string_view text, const std::string& file_name, const CsvColumns& columns);
+std::vector<Series> parse_points_csv(std::string_view text, const std::string& file_name,
+                                     const CsvColumns& columns);
 std::vector<Series> read_points_csv(const std::string& path, const CsvColumns& columns);
 
 }  // namespace trainsim::fit

@@ -44,7 +44,8 @@ std::string join(const std::vector<std::string>& items, const std::string& sep) 
 std::string csv_field(const std::string& s) {
   if (s.find_first_of(",\"") == std::string::npos) return s;
   std::string q = "\"";
-  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  for (char c : s)
+    q += c == '"' ? std::string("\"\"") : std::string(1, c);
   return q + "\"";
 }
 
@@ -81,7 +82,8 @@ std::string shared_name(Shared shared) {
   return "none";
 }
 
-nlohmann::ordered_json fits_to_json(const std::vector<ThroughputFit>& fits, const ReportContext& context) {
+nlohmann::ordered_json fits_to_json(const std::vector<ThroughputFit>& fits,
+                                    const ReportContext& context) {
   using json = nlohmann::ordered_json;
   json out;
   out["model"] = "v = b/(b/v0 + t)";
@@ -92,7 +94,8 @@ nlohmann::ordered_json fits_to_json(const std::vector<ThroughputFit>& fits, cons
     j["group"] = f.group;
     if (!context.group_columns.empty() && context.group_columns.size() == f.group_values.size()) {
       json values = json::object();
-      for (std::size_t i = 0; i < f.group_values.size(); ++i) values[context.group_columns[i]] = f.group_values[i];
+      for (std::size_t i = 0; i < f.group_values.size(); ++i)
+        values[context.group_columns[i]] = f.group_values[i];
       j["group_values"] = values;
     }
     j["v0"] = f.v0_samples_per_s;
@@ -130,8 +133,10 @@ nlohmann::ordered_json fits_to_json(const std::vector<ThroughputFit>& fits, cons
     j["residuals"] = residuals;
     json predictions = json::array();
     for (const Prediction& p : f.predictions) {
-      predictions.push_back(
-          json{{"batch", p.batch}, {"throughput", p.throughput_samples_per_s}, {"ci95", p.ci}, {"pi95", p.pi}});
+      predictions.push_back(json{{"batch", p.batch},
+                                 {"throughput", p.throughput_samples_per_s},
+                                 {"ci95", p.ci},
+                                 {"pi95", p.pi}});
     }
     j["predictions"] = predictions;
     list.push_back(j);
@@ -151,7 +156,8 @@ nlohmann::ordered_json fits_to_json(const std::vector<ThroughputFit>& fits, cons
   return out;
 }
 
-void write_text(std::ostream& os, const std::vector<ThroughputFit>& fits, const ReportContext& context) {
+void write_text(std::ostream& os, const std::vector<ThroughputFit>& fits,
+                const ReportContext& context) {
   const std::string pct = fmt(100.0 * context.confidence, "%.4g") + "%";
   if (!fits.empty()) {
     const ThroughputFit& f0 = fits.front();
@@ -162,11 +168,11 @@ void write_text(std::ostream& os, const std::vector<ThroughputFit>& fits, const 
   }
   if (context.joint) {
     const JointSummary& s = *context.joint;
-    os << "joint fit, " << shared_name(s.shared) << " shared: n=" << s.n << ", parameters=" << s.parameters
-       << ", dof=" << s.dof;
+    os << "joint fit, " << shared_name(s.shared) << " shared: n=" << s.n
+       << ", parameters=" << s.parameters << ", dof=" << s.dof;
     if (!std::isnan(s.p_value)) {
-      os << "; F test vs separate fits F(" << s.f_dof1 << "," << s.f_dof2 << ")=" << fmt(s.f_statistic, "%.4g")
-         << ", p=" << fmt(s.p_value, "%.3g");
+      os << "; F test vs separate fits F(" << s.f_dof1 << "," << s.f_dof2
+         << ")=" << fmt(s.f_statistic, "%.4g") << ", p=" << fmt(s.p_value, "%.3g");
     }
     os << "\n";
   }
@@ -175,49 +181,56 @@ void write_text(std::ostream& os, const std::vector<ThroughputFit>& fits, const 
        << (f.converged ? "converged" : "NOT CONVERGED: " + f.termination) << ")\n";
     if (!f.at_bound.empty()) {
       os << "  WARNING: " << join(f.at_bound, " and ")
-         << " on its bound (v0 > 0, t >= 0): the intervals assume an interior optimum and are not meaningful\n";
+         << " on its bound (v0 > 0, t >= 0): the intervals assume an interior optimum and are not "
+            "meaningful\n";
     }
-    if (f.dof < 1) os << "  note: as many parameters as points: no residual variance, no intervals\n";
-    os << "  v0 = " << pad(fmt(f.v0_samples_per_s), 12) << " samples/s  stderr " << pad(fmt(f.v0_stderr, "%.3g"), 10)
-       << "  " << pct << " CI " << interval(f.v0_ci) << "\n";
-    os << "  t  = " << pad(fmt(f.t_s), 12) << " s          stderr " << pad(fmt(f.t_stderr, "%.3g"), 10) << "  "
-       << pct << " CI " << interval(f.t_ci) << "\n";
+    if (f.dof < 1)
+      os << "  note: as many parameters as points: no residual variance, no intervals\n";
+    os << "  v0 = " << pad(fmt(f.v0_samples_per_s), 12) << " samples/s  stderr "
+       << pad(fmt(f.v0_stderr, "%.3g"), 10) << "  " << pct << " CI " << interval(f.v0_ci) << "\n";
+    os << "  t  = " << pad(fmt(f.t_s), 12) << " s          stderr "
+       << pad(fmt(f.t_stderr, "%.3g"), 10) << "  " << pct << " CI " << interval(f.t_ci) << "\n";
     os << "  corr(v0,t) = " << fmt(f.corr, "%.3f") << "  R^2 = " << fmt(f.r2, "%.5f")
-       << "  RMSE = " << fmt(f.rmse_samples_per_s, "%.4g") << " samples/s  max rel err = "
-       << fmt(100.0 * f.max_rel_err, "%.2f") << "%\n";
+       << "  RMSE = " << fmt(f.rmse_samples_per_s, "%.4g")
+       << " samples/s  max rel err = " << fmt(100.0 * f.max_rel_err, "%.2f") << "%\n";
     os << "  b50 = " << fmt(f.b50, "%.4g") << " (" << pct << " CI " << interval(f.b50_ci, "%.4g")
        << ")  b90 = " << fmt(f.b90, "%.4g") << "  (batch at 50% / 90% of v0)\n";
     os << "      batch    measured   predicted    residual   rel err\n";
     for (const PointResidual& r : f.residuals) {
-      os << "  " << pad(fmt(r.point.batch), 9) << pad(fmt(r.point.throughput_samples_per_s, "%.5g"), 12)
-         << pad(fmt(r.predicted_samples_per_s, "%.5g"), 12) << pad(fmt(r.residual_samples_per_s, "%.4g"), 12)
+      os << "  " << pad(fmt(r.point.batch), 9)
+         << pad(fmt(r.point.throughput_samples_per_s, "%.5g"), 12)
+         << pad(fmt(r.predicted_samples_per_s, "%.5g"), 12)
+         << pad(fmt(r.residual_samples_per_s, "%.4g"), 12)
          << pad(fmt(100.0 * r.rel_err, "%.2f") + "%", 10) << "\n";
     }
     if (!f.predictions.empty()) {
       os << "  predictions:\n      batch  throughput   " << pct << " CI (curve)      " << pct
          << " PI (new point)\n";
       for (const Prediction& p : f.predictions) {
-        os << "  " << pad(fmt(p.batch), 9) << pad(fmt(p.throughput_samples_per_s, "%.5g"), 12) << "   "
-           << interval(p.ci, "%.5g") << "   " << interval(p.pi, "%.5g") << "\n";
+        os << "  " << pad(fmt(p.batch), 9) << pad(fmt(p.throughput_samples_per_s, "%.5g"), 12)
+           << "   " << interval(p.ci, "%.5g") << "   " << interval(p.pi, "%.5g") << "\n";
       }
     }
   }
 }
 
 void write_csv(std::ostream& os, const std::vector<ThroughputFit>& fits) {
-  os << "group,n,v0,v0_stderr,v0_ci_lo,v0_ci_hi,t_s,t_stderr,t_ci_lo,t_ci_hi,corr,r2,rmse,max_rel_err,b50,b90,"
+  os << "group,n,v0,v0_stderr,v0_ci_lo,v0_ci_hi,t_s,t_stderr,t_ci_lo,t_ci_hi,corr,r2,rmse,max_rel_"
+        "err,b50,b90,"
         "converged,at_bound\n";
   for (const ThroughputFit& f : fits) {
-    os << csv_field(f.group) << "," << f.n << "," << csv_number(f.v0_samples_per_s) << "," << csv_number(f.v0_stderr)
-       << "," << csv_number(f.v0_ci[0]) << "," << csv_number(f.v0_ci[1]) << "," << csv_number(f.t_s) << ","
-       << csv_number(f.t_stderr) << "," << csv_number(f.t_ci[0]) << "," << csv_number(f.t_ci[1]) << ","
-       << csv_number(f.corr) << "," << csv_number(f.r2) << "," << csv_number(f.rmse_samples_per_s) << ","
-       << csv_number(f.max_rel_err) << "," << csv_number(f.b50) << "," << csv_number(f.b90) << ","
-       << (f.converged ? "true" : "false") << "," << join(f.at_bound, ";") << "\n";
+    os << csv_field(f.group) << "," << f.n << "," << csv_number(f.v0_samples_per_s) << ","
+       << csv_number(f.v0_stderr) << "," << csv_number(f.v0_ci[0]) << "," << csv_number(f.v0_ci[1])
+       << "," << csv_number(f.t_s) << "," << csv_number(f.t_stderr) << "," << csv_number(f.t_ci[0])
+       << "," << csv_number(f.t_ci[1]) << "," << csv_number(f.corr) << "," << csv_number(f.r2)
+       << "," << csv_number(f.rmse_samples_per_s) << "," << csv_number(f.max_rel_err) << ","
+       << csv_number(f.b50) << "," << csv_number(f.b90) << "," << (f.converged ? "true" : "false")
+       << "," << join(f.at_bound, ";") << "\n";
   }
 }
 
-void write_curve_csv(std::ostream& os, const std::vector<ThroughputFit>& fits, int points_per_group) {
+void write_curve_csv(std::ostream& os, const std::vector<ThroughputFit>& fits,
+                     int points_per_group) {
   os << "group,batch,throughput,ci_lo,ci_hi,pi_lo,pi_hi\n";
   for (const ThroughputFit& f : fits) {
     double lo = 0.0;
@@ -229,11 +242,12 @@ void write_curve_csv(std::ostream& os, const std::vector<ThroughputFit>& fits, i
     lo /= 2.0;
     hi *= 2.0;
     for (int i = 0; i < points_per_group; ++i) {
-      const double frac = points_per_group > 1 ? static_cast<double>(i) / (points_per_group - 1) : 0.0;
+      const double frac =
+          points_per_group > 1 ? static_cast<double>(i) / (points_per_group - 1) : 0.0;
       const Prediction p = predict(f, lo * std::pow(hi / lo, frac));
-      os << csv_field(f.group) << "," << csv_number(p.batch) << "," << csv_number(p.throughput_samples_per_s) << ","
-         << csv_number(p.ci[0]) << "," << csv_number(p.ci[1]) << "," << csv_number(p.pi[0]) << ","
-         << csv_number(p.pi[1]) << "\n";
+      os << csv_field(f.group) << "," << csv_number(p.batch) << ","
+         << csv_number(p.throughput_samples_per_s) << "," << csv_number(p.ci[0]) << ","
+         << csv_number(p.ci[1]) << "," << csv_number(p.pi[0]) << "," << csv_number(p.pi[1]) << "\n";
     }
   }
 }

@@ -23,11 +23,14 @@ struct ReportContext {
 std::string loss_name(Loss loss);
 std::string shared_name(Shared shared);
 
-nlohmann::ordered_json fits_to_json(const std::vector<ThroughputFit>& fits, const ReportContext& context);
-void write_text(std::ostream& os, const std::vector<ThroughputFit>& fits, const ReportContext& context);
+nlohmann::ordered_json fits_to_json(const std::vector<ThroughputFit>& fits,
+                                    const ReportContext& context);
+void write_text(std::ostream& os, const std::vector<ThroughputFit>& fits,
+                const ReportContext& context);
 void write_csv(std::ostream& os, const std::vector<ThroughputFit>& fits);
 // The curve per group on a geometric grid from half the smallest to twice the largest measured
 // batch: group,batch,throughput,ci_lo,ci_hi,pi_lo,pi_hi.
-void write_curve_csv(std::ostream& os, const std::vector<ThroughputFit>& fits, int points_per_group = 100);
+void write_curve_csv(std::ostream& os, const std::vector<ThroughputFit>& fits,
+                     int points_per_group = 100);
 
 }  // namespace trainsim::fit

@@ -34,7 +34,8 @@ ceres::Covariance::Options covariance_options() {
   return o;
 }
 
-BoundedSolve solve_with_active_bounds(const ceres::Solver::Options& options, ceres::Problem& problem,
+BoundedSolve solve_with_active_bounds(const ceres::Solver::Options& options,
+                                      ceres::Problem& problem,
                                       const std::vector<BoundedBlock>& blocks) {
   ceres::Solver::Summary summary;
   ceres::Solve(options, &problem, &summary);
@@ -42,7 +43,8 @@ BoundedSolve solve_with_active_bounds(const ceres::Solver::Options& options, cer
   out.iterations = static_cast<int>(summary.iterations.size());
   std::vector<double*> held;
   for (const BoundedBlock& b : blocks) {
-    if (*b.value <= b.lower && problem.HasParameterBlock(b.value) && !problem.IsParameterBlockConstant(b.value)) {
+    if (*b.value <= b.lower && problem.HasParameterBlock(b.value) &&
+        !problem.IsParameterBlockConstant(b.value)) {
       problem.SetParameterBlockConstant(b.value);
       held.push_back(b.value);
     }
@@ -52,7 +54,8 @@ BoundedSolve solve_with_active_bounds(const ceres::Solver::Options& options, cer
     ceres::Solve(options, &problem, &summary);
     out.iterations += static_cast<int>(summary.iterations.size());
   }
-  for (double* value : held) problem.SetParameterBlockVariable(value);
+  for (double* value : held)
+    problem.SetParameterBlockVariable(value);
   out.converged = summary.termination_type == ceres::CONVERGENCE;
   out.termination = summary.message;
   out.final_cost = summary.final_cost;

@@ -29,7 +29,8 @@ struct BoundedSolve {
 // there: Ceres' projected LM steps stall next to an active bound (the step points out of the
 // region and is cut to nothing), which leaves the free parameters short of their optimum.
 // The blocks are variable again on return, so a covariance sees the unconstrained curvature.
-BoundedSolve solve_with_active_bounds(const ceres::Solver::Options& options, ceres::Problem& problem,
+BoundedSolve solve_with_active_bounds(const ceres::Solver::Options& options,
+                                      ceres::Problem& problem,
                                       const std::vector<BoundedBlock>& blocks);
 
 // nullptr for l2 (Ceres' plain squared loss); the caller's problem takes ownership otherwise.

@@ -17,7 +17,8 @@ inline std::array<double, 2> model_gradient(double batch, double v0, double t_s)
   return {batch * batch / (denom * denom), -batch * v0 * v0 / (denom * denom)};
 }
 
-// Batch sizes at which throughput reaches 50% and 90% of v0: b/(b + v0 t) = q  <=>  b = q/(1-q) v0 t.
+// Batch sizes at which throughput reaches 50% and 90% of v0: b/(b + v0 t) = q  <=>  b = q/(1-q) v0
+// t.
 inline double batch_at_fraction(double fraction, double v0, double t_s) {
   return fraction / (1.0 - fraction) * v0 * t_s;
 }

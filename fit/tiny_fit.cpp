@@ -3,9 +3,9 @@
 #include <cmath>
 #include <limits>
 
-#include <Eigen/SVD>
 #include <ceres/tiny_solver.h>
 #include <ceres/tiny_solver_autodiff_function.h>
+#include <Eigen/SVD>
 
 #include "fit/throughput_model.hpp"
 
@@ -34,8 +34,10 @@ using AutoDiffSeries = ceres::TinySolverAutoDiffFunction<SeriesResiduals, Eigen:
 
 }  // namespace
 
-Eigen::Matrix2d unscaled_covariance_from_jacobian(const Eigen::Matrix<double, Eigen::Dynamic, 2>& jacobian) {
-  const Eigen::JacobiSVD<Eigen::Matrix<double, Eigen::Dynamic, 2>> svd(jacobian, Eigen::ComputeFullV);
+Eigen::Matrix2d unscaled_covariance_from_jacobian(
+    const Eigen::Matrix<double, Eigen::Dynamic, 2>& jacobian) {
+  const Eigen::JacobiSVD<Eigen::Matrix<double, Eigen::Dynamic, 2>> svd(jacobian,
+                                                                       Eigen::ComputeFullV);
   const Eigen::Vector2d s = svd.singularValues();
   if (!(s(1) > 0.0) || s(1) / s(0) < std::sqrt(1e-14)) {
     return Eigen::Matrix2d::Constant(std::numeric_limits<double>::quiet_NaN());
@@ -44,8 +46,8 @@ Eigen::Matrix2d unscaled_covariance_from_jacobian(const Eigen::Matrix<double, Ei
   return v * s.array().square().inverse().matrix().asDiagonal() * v.transpose();
 }
 
-std::optional<SolveResult> solve_series_small(std::span<const Point> points, const FitOptions& options,
-                                              const LinearStart& start) {
+std::optional<SolveResult> solve_series_small(std::span<const Point> points,
+                                              const FitOptions& options, const LinearStart& start) {
   if (options.loss != Loss::l2) return std::nullopt;
   const double v0_min = v0_lower_bound(points);
   if (!(start.v0_samples_per_s > v0_min) || !(start.t_s > 0.0)) return std::nullopt;
@@ -71,7 +73,8 @@ std::optional<SolveResult> solve_series_small(std::span<const Point> points, con
   using Solver = ceres::TinySolver<AutoDiffSeries>;
   if (summary.status == Solver::HIT_MAX_ITERATIONS) return std::nullopt;
   // TinySolver knows no bounds: an optimum outside them (or on them) goes to the bounded solver.
-  if (!(x(0) > v0_min) || !(x(1) > 0.0) || !std::isfinite(x(0)) || !std::isfinite(x(1))) return std::nullopt;
+  if (!(x(0) > v0_min) || !(x(1) > 0.0) || !std::isfinite(x(0)) || !std::isfinite(x(1)))
+    return std::nullopt;
 
   SolveResult r;
   r.v0_samples_per_s = x(0);
@@ -98,7 +101,8 @@ std::optional<SolveResult> solve_series_small(std::span<const Point> points, con
   for (std::size_t i = 0; i < points.size(); ++i) {
     const Point& p = points[i];
     const double scale = residual_scale(p, options.relative);
-    const double residual = scale * (p.throughput_samples_per_s - model_throughput(p.batch, x(0), x(1)));
+    const double residual =
+        scale * (p.throughput_samples_per_s - model_throughput(p.batch, x(0), x(1)));
     r.cost += 0.5 * residual * residual;
     const auto grad = model_gradient(p.batch, x(0), x(1));
     jacobian(static_cast<Eigen::Index>(i), 0) = -scale * grad[0];

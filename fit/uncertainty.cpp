@@ -28,7 +28,8 @@ double student_t_quantile(double confidence, int dof) {
     static const std::array<double, kTableDof + 1> table = [] {
       std::array<double, kTableDof + 1> t{};
       t[0] = kNaN;
-      for (int d = 1; d <= kTableDof; ++d) t[static_cast<std::size_t>(d)] = compute_quantile(0.95, d);
+      for (int d = 1; d <= kTableDof; ++d)
+        t[static_cast<std::size_t>(d)] = compute_quantile(0.95, d);
       return t;
     }();
     return table[static_cast<std::size_t>(dof)];

@@ -87,7 +87,8 @@ void read_pipeline_keys(sim::JsonReader& p, Scenario& s) {
                            " has only " + std::to_string(layers) + " layers");
   }
   if (!s.batch_max && s.microbatches > s.batch_per_replica) {
-    p.fail("microbatches", std::to_string(s.microbatches) + " micro-batches cannot split batch_per_replica " +
+    p.fail("microbatches", std::to_string(s.microbatches) +
+                               " micro-batches cannot split batch_per_replica " +
                                std::to_string(s.batch_per_replica) + " (at least one sample each)");
   }
   if (!p.has("balance")) return;
@@ -97,12 +98,13 @@ void read_pipeline_keys(sim::JsonReader& p, Scenario& s) {
     total += n;
   }
   if (static_cast<int>(s.balance.size()) != s.pipeline_stages) {
-    p.fail("balance", "has " + std::to_string(s.balance.size()) + " entries, but parallelism.pipeline is " +
+    p.fail("balance", "has " + std::to_string(s.balance.size()) +
+                          " entries, but parallelism.pipeline is " +
                           std::to_string(s.pipeline_stages) + " (one layer count per stage)");
   }
   if (total != layers) {
-    p.fail("balance", "layer counts sum to " + std::to_string(total) + ", but model " + s.model.name +
-                          " has " + std::to_string(layers) + " layers");
+    p.fail("balance", "layer counts sum to " + std::to_string(total) + ", but model " +
+                          s.model.name + " has " + std::to_string(layers) + " layers");
   }
 }
 
@@ -116,8 +118,9 @@ void derive_grad_accum(sim::JsonReader& r, const nlohmann::json& doc, Scenario& 
   if (s.batch_max) r.fail("global_batch", "needs a numeric batch_per_replica, not \"max\"");
   const std::int64_t per_cycle = std::int64_t{s.batch_per_replica} * s.data_parallel;
   if (s.global_batch % per_cycle != 0) {
-    r.fail("global_batch", std::to_string(s.global_batch) +
-                               " is not a multiple of batch_per_replica x data = " + std::to_string(per_cycle));
+    r.fail("global_batch",
+           std::to_string(s.global_batch) +
+               " is not a multiple of batch_per_replica x data = " + std::to_string(per_cycle));
   }
   s.grad_accum = static_cast<int>(s.global_batch / per_cycle);
 }
@@ -172,7 +175,8 @@ Scenario load_scenario(nlohmann::json doc, const std::string& file,
   if (auto p = r.optional_object("parallelism")) {
     s.pipeline_stages = static_cast<int>(p->integer_or("pipeline", 1, 1));
     const int all = s.cluster.total_accelerators();
-    s.data_parallel = static_cast<int>(p->integer_or("data", 1, std::max(1, all / s.pipeline_stages)));
+    s.data_parallel =
+        static_cast<int>(p->integer_or("data", 1, std::max(1, all / s.pipeline_stages)));
     s.microbatches = static_cast<int>(p->integer_or("microbatches", 1, 1));
     s.grad_accum = static_cast<int>(p->integer_or("grad_accum", 1, 1));
     read_pipeline_keys(*p, s);

@@ -60,7 +60,7 @@ struct StepReport {
   double h2d_batch_s = 0;       // host-to-device copy of one batch (0 without a pipeline)
   std::uint64_t events = 0;
   double wall_s = 0;
-  PipelineSummary pipeline;        // pipelined runs only (`stages` is empty otherwise)
+  PipelineSummary pipeline;  // pipelined runs only (`stages` is empty otherwise)
   std::vector<StageReport> stages;
 };
 

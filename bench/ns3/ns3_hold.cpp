@@ -22,8 +22,9 @@ struct Ns3Hold {
 };
 }  // namespace
 
-double run_ns3_hold(const std::vector<std::int64_t>& delays_ps, std::uint64_t pending, std::uint64_t events,
-                    const std::string& scheduler, std::uint64_t& executed, double& sim_s) {
+double run_ns3_hold(const std::vector<std::int64_t>& delays_ps, std::uint64_t pending,
+                    std::uint64_t events, const std::string& scheduler, std::uint64_t& executed,
+                    double& sim_s) {
   // ns-3 allows setting the resolution once per process, before any Time is made.
   static const bool resolution_set = (ns3::Time::SetResolution(ns3::Time::PS), true);
   (void)resolution_set;

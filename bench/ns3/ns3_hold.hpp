@@ -10,7 +10,8 @@ namespace trainsim::bench {
 
 // Runs the hold model with `scheduler` (an ns-3 TypeId such as "ns3::HeapScheduler"); returns
 // the wall seconds of Simulator::Run().
-double run_ns3_hold(const std::vector<std::int64_t>& delays_ps, std::uint64_t pending, std::uint64_t events,
-                    const std::string& scheduler, std::uint64_t& executed, double& sim_s);
+double run_ns3_hold(const std::vector<std::int64_t>& delays_ps, std::uint64_t pending,
+                    std::uint64_t events, const std::string& scheduler, std::uint64_t& executed,
+                    double& sim_s);
 
 }  // namespace trainsim::bench

@@ -35,7 +35,8 @@ std::vector<std::string> split_path(const std::string& path) {
 std::string JsonSource::describe(const std::string& path) const {
   const std::pair<const std::string, std::string>* best = nullptr;
   for (const auto& entry : origins) {
-    if (is_path_prefix(entry.first, path) && (best == nullptr || entry.first.size() > best->first.size())) {
+    if (is_path_prefix(entry.first, path) &&
+        (best == nullptr || entry.first.size() > best->first.size())) {
       best = &entry;
     }
   }
@@ -46,7 +47,8 @@ std::string JsonSource::describe(const std::string& path) const {
 
 nlohmann::json parse_json_text(const std::string& text, const std::string& label) {
   try {
-    return nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/true, /*ignore_comments=*/true);
+    return nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/true,
+                                 /*ignore_comments=*/true);
   } catch (const nlohmann::json::parse_error& e) {
     // nlohmann reports a byte offset; users want line and column.
     std::size_t line = 1;
@@ -100,8 +102,8 @@ void apply_override(nlohmann::json& doc, const std::string& assignment, JsonSour
     if (node->is_string() && expand) expand(walked, *node, source);
     if (node->is_null()) *node = nlohmann::json::object();
     if (!node->is_object()) {
-      throw UsageError(where, "cannot set '" + path + "': '" + walked + "' is " + node->type_name() +
-                                  ", not an object");
+      throw UsageError(where, "cannot set '" + path + "': '" + walked + "' is " +
+                                  node->type_name() + ", not an object");
     }
     walked += (walked.empty() ? "" : ".") + key;
     node = &(*node)[key];

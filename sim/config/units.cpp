@@ -31,7 +31,7 @@ constexpr std::array<Prefix, 13> kPrefixes{{
 
 struct BaseUnit {
   std::string_view symbol;
-  double factor;      // SI base units per one of this unit
+  double factor;  // SI base units per one of this unit
   bool prefixable;
 };
 
@@ -84,8 +84,10 @@ std::string list_units(const std::array<BaseUnit, N>& units, std::string_view ex
 }
 
 std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
+    s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t'))
+    s.remove_suffix(1);
   return s;
 }
 
@@ -93,12 +95,18 @@ std::string_view trim(std::string_view s) {
 
 const char* dimension_name(Dimension d) {
   switch (d) {
-    case Dimension::bytes: return "a size";
-    case Dimension::bytes_per_s: return "a bandwidth";
-    case Dimension::seconds: return "a duration";
-    case Dimension::flops: return "an operation count";
-    case Dimension::flops_per_s: return "a compute rate";
-    case Dimension::dimensionless: return "a number";
+    case Dimension::bytes:
+      return "a size";
+    case Dimension::bytes_per_s:
+      return "a bandwidth";
+    case Dimension::seconds:
+      return "a duration";
+    case Dimension::flops:
+      return "an operation count";
+    case Dimension::flops_per_s:
+      return "a compute rate";
+    case Dimension::dimensionless:
+      return "a number";
   }
   return "a quantity";
 }
@@ -106,12 +114,18 @@ const char* dimension_name(Dimension d) {
 std::string accepted_units(Dimension d) {
   constexpr std::string_view kAll = "k M G T P E Ki Mi Gi Ti Pi";
   switch (d) {
-    case Dimension::bytes: return list_units(kByteUnits, kAll);
-    case Dimension::bytes_per_s: return list_units(kRateUnits, kAll);
-    case Dimension::seconds: return list_units(kTimeUnits, "");
-    case Dimension::flops: return list_units(kFlopUnits, "k M G T P E");
-    case Dimension::flops_per_s: return list_units(kFlopRateUnits, "k M G T P E");
-    case Dimension::dimensionless: return "a plain number or %";
+    case Dimension::bytes:
+      return list_units(kByteUnits, kAll);
+    case Dimension::bytes_per_s:
+      return list_units(kRateUnits, kAll);
+    case Dimension::seconds:
+      return list_units(kTimeUnits, "");
+    case Dimension::flops:
+      return list_units(kFlopUnits, "k M G T P E");
+    case Dimension::flops_per_s:
+      return list_units(kFlopRateUnits, "k M G T P E");
+    case Dimension::dimensionless:
+      return "a plain number or %";
   }
   return "";
 }
@@ -128,12 +142,24 @@ std::optional<double> parse_quantity(std::string_view text, Dimension d) {
   }
   std::optional<double> factor;
   switch (d) {
-    case Dimension::bytes: factor = match_unit(unit, kByteUnits); break;
-    case Dimension::bytes_per_s: factor = match_unit(unit, kRateUnits); break;
-    case Dimension::seconds: factor = match_unit(unit, kTimeUnits); break;
-    case Dimension::flops: factor = match_unit(unit, kFlopUnits); break;
-    case Dimension::flops_per_s: factor = match_unit(unit, kFlopRateUnits); break;
-    case Dimension::dimensionless: factor = match_unit(unit, kRatioUnits); break;
+    case Dimension::bytes:
+      factor = match_unit(unit, kByteUnits);
+      break;
+    case Dimension::bytes_per_s:
+      factor = match_unit(unit, kRateUnits);
+      break;
+    case Dimension::seconds:
+      factor = match_unit(unit, kTimeUnits);
+      break;
+    case Dimension::flops:
+      factor = match_unit(unit, kFlopUnits);
+      break;
+    case Dimension::flops_per_s:
+      factor = match_unit(unit, kFlopRateUnits);
+      break;
+    case Dimension::dimensionless:
+      factor = match_unit(unit, kRatioUnits);
+      break;
   }
   if (!factor) return std::nullopt;
   return value * *factor;

@@ -10,12 +10,12 @@
 namespace trainsim::sim {
 
 enum class Dimension {
-  bytes,            // B, bits converted: "80 GiB", "16 GB", "8 Mb"
-  bytes_per_s,      // "900 GB/s", "1 Gb/s", "100 Gbps", "25 GBps"
-  seconds,          // "50 us", "1.5 ms", "2 ns", "3 s", "1 min", "2 h"
-  flops,            // "3.9 GFLOP"
-  flops_per_s,      // "312 TFLOP/s", "624 TOP/s" (OP for integer ops)
-  dimensionless,    // "0.8", "80%"
+  bytes,          // B, bits converted: "80 GiB", "16 GB", "8 Mb"
+  bytes_per_s,    // "900 GB/s", "1 Gb/s", "100 Gbps", "25 GBps"
+  seconds,        // "50 us", "1.5 ms", "2 ns", "3 s", "1 min", "2 h"
+  flops,          // "3.9 GFLOP"
+  flops_per_s,    // "312 TFLOP/s", "624 TOP/s" (OP for integer ops)
+  dimensionless,  // "0.8", "80%"
 };
 
 const char* dimension_name(Dimension d);

@@ -62,7 +62,8 @@ void Engine::run_until(Time limit) {
     queue_.pop();
     // Slots are scattered over the pool: start loading one a few events ahead so it is in
     // cache by the time it runs.
-    if (const QueueKey* next = queue_.ahead(kPrefetchDistance)) __builtin_prefetch(&slot(next->slot()));
+    if (const QueueKey* next = queue_.ahead(kPrefetchDistance))
+      __builtin_prefetch(&slot(next->slot()));
     Slot& s = slot(key.slot());
     now_ = Time::ps(key.time_ps);
     slot_seq_[key.slot()] = 0;
@@ -73,7 +74,8 @@ void Engine::run_until(Time limit) {
     ++stats_.events_executed;
   }
   if (!stopped_ && limit != Time::max() && now_ < limit) now_ = limit;
-  stats_.wall_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  stats_.wall_s +=
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
 }
 
 }  // namespace trainsim::sim

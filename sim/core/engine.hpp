@@ -31,7 +31,9 @@ struct EngineStats {
   std::uint64_t events_scheduled = 0;
   std::uint64_t events_cancelled = 0;
   double wall_s = 0.0;  // wall-clock seconds spent inside run()/run_until()
-  double events_per_s() const { return wall_s > 0 ? static_cast<double>(events_executed) / wall_s : 0; }
+  double events_per_s() const {
+    return wall_s > 0 ? static_cast<double>(events_executed) / wall_s : 0;
+  }
 };
 
 class Engine {

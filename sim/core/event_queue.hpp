@@ -138,7 +138,8 @@ class EventQueue {
         scratch_.clear();
         drain(g.buckets[b], [this](const QueueKey& k) { scratch_.push_back(k); });
         erase_dead(scratch_, 0);
-        for (const QueueKey& k : scratch_) append(g.buckets[b], k);
+        for (const QueueKey& k : scratch_)
+          append(g.buckets[b], k);
       }
     }
     erase_dead(top_, 0);
@@ -149,7 +150,8 @@ class EventQueue {
     fifo_head_ = 0;
     bottom_.clear();
     for (std::size_t r = 0; r < rung_count_; ++r) {
-      for (Bucket& b : rungs_[r].buckets) drain(b, [](const QueueKey&) {});
+      for (Bucket& b : rungs_[r].buckets)
+        drain(b, [](const QueueKey&) {});
     }
     rung_count_ = 0;
     top_.clear();
@@ -224,7 +226,8 @@ class EventQueue {
     for (std::uint32_t b = k.head; b != kNoBlock;) {
       const std::uint32_t used = std::min(left, kBlockKeys);
       left -= used;
-      for (std::uint32_t i = 0; i < used; ++i) f(QueueKey(blocks_[b].keys[i]));
+      for (std::uint32_t i = 0; i < used; ++i)
+        f(QueueKey(blocks_[b].keys[i]));
       const std::uint32_t next = next_block_[b];
       next_block_[b] = free_block_;
       free_block_ = b;
@@ -247,14 +250,17 @@ class EventQueue {
   void spill_bottom() {
     if (rung_count_ == kMaxRungs || bottom_.front().time_ps == current_) return;
     const std::int64_t start = current_ + 1;
-    const std::uint64_t span = static_cast<std::uint64_t>(bottom_last_) - static_cast<std::uint64_t>(start);
+    const std::uint64_t span =
+        static_cast<std::uint64_t>(bottom_last_) - static_cast<std::uint64_t>(start);
     Rung& g = open_rung(start, span, bottom_.size());
     // Keys at the current time stay: the fifo relies on the bottom holding all of them.
     const auto later_part_end = std::partition_point(
         bottom_.begin(), bottom_.end(), [this](const QueueKey& k) { return k.time_ps > current_; });
     for (auto it = bottom_.begin(); it != later_part_end; ++it) {
-      append(g.buckets[(static_cast<std::uint64_t>(it->time_ps) - static_cast<std::uint64_t>(start)) >> g.shift],
-             *it);
+      append(
+          g.buckets[(static_cast<std::uint64_t>(it->time_ps) - static_cast<std::uint64_t>(start)) >>
+                    g.shift],
+          *it);
     }
     bottom_.erase(bottom_.begin(), later_part_end);
     bottom_last_ = current_;
@@ -264,7 +270,8 @@ class EventQueue {
   Rung& open_rung(std::int64_t start, std::uint64_t span, std::size_t count) {
     const std::size_t want = std::clamp<std::size_t>(count / kTarget, 1, kMaxBuckets);
     int shift = 0;
-    while (shift < 63 && (span >> shift) >= want) ++shift;
+    while (shift < 63 && (span >> shift) >= want)
+      ++shift;
     return open_rung_with_shift(start, span, shift);
   }
 
@@ -278,7 +285,8 @@ class EventQueue {
     // not reach into its parent's range.
     g.last_offset = span;
     g.current = 0;
-    if (g.buckets.size() < g.bucket_count) g.buckets.resize(g.bucket_count);  // empty beyond `current`
+    if (g.buckets.size() < g.bucket_count)
+      g.buckets.resize(g.bucket_count);  // empty beyond `current`
     return g;
   }
 
@@ -287,7 +295,8 @@ class EventQueue {
     for (;;) {
       if (rung_count_ == 0) rebuild_from_top();
       Rung& g = rungs_[rung_count_ - 1];
-      while (g.current < g.bucket_count && g.buckets[g.current].size == 0) ++g.current;
+      while (g.current < g.bucket_count && g.buckets[g.current].size == 0)
+        ++g.current;
       if (g.current == g.bucket_count) {
         --rung_count_;
         continue;
@@ -295,10 +304,12 @@ class EventQueue {
       Bucket& b = g.buckets[g.current];
       // The last bucket may be cut short by the rung's end (ranges never overlap).
       const std::uint64_t first_off = static_cast<std::uint64_t>(g.current) << g.shift;
-      const std::uint64_t last_off = std::min(first_off + ((std::uint64_t{1} << g.shift) - 1), g.last_offset);
+      const std::uint64_t last_off =
+          std::min(first_off + ((std::uint64_t{1} << g.shift) - 1), g.last_offset);
       const std::int64_t bucket_start =
           static_cast<std::int64_t>(static_cast<std::uint64_t>(g.start) + first_off);
-      const std::int64_t bucket_last = static_cast<std::int64_t>(static_cast<std::uint64_t>(g.start) + last_off);
+      const std::int64_t bucket_last =
+          static_cast<std::int64_t>(static_cast<std::uint64_t>(g.start) + last_off);
       ++g.current;
       if (b.size > kSplit && g.shift > 0 && rung_count_ < kMaxRungs) {
         // Too full to sort cheaply: a finer rung over exactly this bucket's range.
@@ -306,7 +317,8 @@ class EventQueue {
         const int bits = std::min(g.shift, std::countr_zero(want));
         Rung& child = open_rung_with_shift(bucket_start, last_off - first_off, g.shift - bits);
         drain(b, [this, &child, bucket_start](const QueueKey& k) {
-          append(child.buckets[(static_cast<std::uint64_t>(k.time_ps) - static_cast<std::uint64_t>(bucket_start)) >>
+          append(child.buckets[(static_cast<std::uint64_t>(k.time_ps) -
+                                static_cast<std::uint64_t>(bucket_start)) >>
                                child.shift],
                  k);
         });
@@ -330,13 +342,15 @@ class EventQueue {
     const int sub = shift - bits;
     counts_.assign((std::size_t{1} << bits) + 1, 0);
     const auto index = [start, sub](const QueueKey& k) {
-      return static_cast<std::size_t>((static_cast<std::uint64_t>(k.time_ps) - static_cast<std::uint64_t>(start)) >> sub);
+      return static_cast<std::size_t>(
+          (static_cast<std::uint64_t>(k.time_ps) - static_cast<std::uint64_t>(start)) >> sub);
     };
     std::uint32_t left = b.size;
     for (std::uint32_t blk = b.head; blk != kNoBlock; blk = next_block_[blk]) {
       const std::uint32_t used = std::min(left, kBlockKeys);
       left -= used;
-      for (std::uint32_t i = 0; i < used; ++i) ++counts_[index(blocks_[blk].keys[i])];
+      for (std::uint32_t i = 0; i < used; ++i)
+        ++counts_[index(blocks_[blk].keys[i])];
     }
     // Descending: sub-bucket j ends where the keys of all later sub-buckets end.
     std::uint32_t end = 0;
@@ -374,7 +388,9 @@ class EventQueue {
     const std::uint64_t span = static_cast<std::uint64_t>(hi) - static_cast<std::uint64_t>(lo);
     Rung& g = open_rung(lo, span, top_.size());
     for (const QueueKey& k : top_) {
-      append(g.buckets[(static_cast<std::uint64_t>(k.time_ps) - static_cast<std::uint64_t>(lo)) >> g.shift], k);
+      append(g.buckets[(static_cast<std::uint64_t>(k.time_ps) - static_cast<std::uint64_t>(lo)) >>
+                       g.shift],
+             k);
     }
     top_.clear();
     bottom_last_ = lo - 1;  // lo > bottom_last_ already: the gap before lo belongs to the bottom
@@ -391,8 +407,8 @@ class EventQueue {
   std::vector<Block> blocks_;
   std::vector<std::uint32_t> next_block_;  // per block: the next in its bucket or free list
   std::uint32_t free_block_ = kNoBlock;
-  std::vector<std::uint32_t> counts_;   // sort_into_bottom's scratch
-  std::vector<QueueKey> scratch_;       // remove_if's scratch
+  std::vector<std::uint32_t> counts_;  // sort_into_bottom's scratch
+  std::vector<QueueKey> scratch_;      // remove_if's scratch
   std::size_t size_ = 0;
 };
 

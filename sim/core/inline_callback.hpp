@@ -15,7 +15,8 @@ class InlineCallback {
  public:
   InlineCallback() = default;
 
-  template <typename F, typename = std::enable_if_t<!std::is_same_v<std::decay_t<F>, InlineCallback>>>
+  template <typename F,
+            typename = std::enable_if_t<!std::is_same_v<std::decay_t<F>, InlineCallback>>>
   InlineCallback(F&& f) {  // NOLINT(google-explicit-constructor): callables convert implicitly
     using Fn = std::decay_t<F>;
     static_assert(sizeof(Fn) <= Capacity, "callback capture too large for InlineCallback");
@@ -54,14 +55,13 @@ class InlineCallback {
     void (*destroy)(std::byte*);
   };
   template <typename Fn>
-  static constexpr Ops ops_for{
-      [](std::byte* p) { (*std::launder(reinterpret_cast<Fn*>(p)))(); },
-      [](std::byte* from, std::byte* to) {
-        Fn* src = std::launder(reinterpret_cast<Fn*>(from));
-        ::new (static_cast<void*>(to)) Fn(std::move(*src));
-        src->~Fn();
-      },
-      [](std::byte* p) { std::launder(reinterpret_cast<Fn*>(p))->~Fn(); }};
+  static constexpr Ops ops_for{[](std::byte* p) { (*std::launder(reinterpret_cast<Fn*>(p)))(); },
+                               [](std::byte* from, std::byte* to) {
+                                 Fn* src = std::launder(reinterpret_cast<Fn*>(from));
+                                 ::new (static_cast<void*>(to)) Fn(std::move(*src));
+                                 src->~Fn();
+                               },
+                               [](std::byte* p) { std::launder(reinterpret_cast<Fn*>(p))->~Fn(); }};
 
   void take(InlineCallback& other) noexcept {
     if (other.ops_ != nullptr) {

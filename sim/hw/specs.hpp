@@ -52,16 +52,16 @@ struct LinkSpec {
 
 // How the accelerators of one node are wired together.
 enum class IntraTopology {
-  switched,      // each accelerator has one link to a non-blocking switch (NVSwitch, PCIe switch)
-  ring,          // accelerators in a ring (e.g. IPU-Links, NVLink rings)
+  switched,  // each accelerator has one link to a non-blocking switch (NVSwitch, PCIe switch)
+  ring,      // accelerators in a ring (e.g. IPU-Links, NVLink rings)
   fully_connected,  // one link between every pair (e.g. MI300X Infinity Fabric)
-  torus2d,       // dims give the shape
+  torus2d,          // dims give the shape
 };
 // How nodes are wired together.
 enum class InterTopology {
-  none,          // one node
-  star,          // one non-blocking switch
-  fat_tree,      // two-level leaf-spine, non-blocking unless oversubscribed
+  none,      // one node
+  star,      // one non-blocking switch
+  fat_tree,  // two-level leaf-spine, non-blocking unless oversubscribed
   ring,
   torus2d,
   torus3d,
@@ -82,8 +82,8 @@ struct ClusterSpec {
   InterTopology inter_topology = InterTopology::none;
   std::optional<LinkSpec> inter_link;
   int nics_per_node = 1;
-  std::vector<int> inter_dims;  // torus shapes
-  int leaf_switch_ports = 0;    // fat_tree: nodes per leaf switch
+  std::vector<int> inter_dims;    // torus shapes
+  int leaf_switch_ports = 0;      // fat_tree: nodes per leaf switch
   double oversubscription = 1.0;  // fat_tree: leaf downlink / uplink bandwidth ratio
   int total_accelerators() const { return nodes * accelerators_per_node; }
 };

@@ -20,8 +20,8 @@ namespace trainsim::sim {
 
 struct ClusterTopology {
   Topology topology;
-  std::vector<VertexId> accelerators;     // by global rank: node * accelerators_per_node + local
-  std::vector<VertexId> hosts;            // by node
+  std::vector<VertexId> accelerators;       // by global rank: node * accelerators_per_node + local
+  std::vector<VertexId> hosts;              // by node
   std::vector<std::vector<VertexId>> nics;  // [node][k]; empty without an inter-node fabric
   int accelerators_per_node = 1;
 

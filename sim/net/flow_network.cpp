@@ -47,7 +47,8 @@ FlowId FlowNetwork::start_flow(const Route& route, double bytes, Callback on_don
   f.directed.clear();
   f.resources.clear();
   for (const Hop& hop : route.hops) {
-    if (hop.link >= topology_.num_links()) throw std::invalid_argument("start_flow: route has an unknown link");
+    if (hop.link >= topology_.num_links())
+      throw std::invalid_argument("start_flow: route has an unknown link");
     const std::uint32_t d = 2 * hop.link + (hop.forward ? 0 : 1);
     f.directed.push_back(d);
     f.resources.push_back(resource_of_directed_[d]);
@@ -55,7 +56,9 @@ FlowId FlowNetwork::start_flow(const Route& route, double bytes, Callback on_don
   f.bytes = bytes;
   f.remaining = bytes;
   f.rate = 0;
-  f.weight = options_.sharing == Sharing::latency_weighted && route.latency_s > 0 ? 1.0 / route.latency_s : 1.0;
+  f.weight = options_.sharing == Sharing::latency_weighted && route.latency_s > 0
+                 ? 1.0 / route.latency_s
+                 : 1.0;
   f.last_update = engine_.now();
   f.due = engine_.now() + route.latency;
   f.seq = next_seq_++;
@@ -64,7 +67,8 @@ FlowId FlowNetwork::start_flow(const Route& route, double bytes, Callback on_don
   f.state = State::latency;
   heap_push(s);
   ++stats_.flows_started;
-  if (++stats_.flows_active > stats_.peak_flows_active) stats_.peak_flows_active = stats_.flows_active;
+  if (++stats_.flows_active > stats_.peak_flows_active)
+    stats_.peak_flows_active = stats_.flows_active;
   if (!in_event_) reschedule();
   return FlowId{s, f.generation};
 }
@@ -74,7 +78,9 @@ bool FlowNetwork::active(FlowId id) const {
          flows_[id.slot].state != State::free;
 }
 
-double FlowNetwork::rate_bytes_per_s(FlowId id) const { return active(id) ? flows_[id.slot].rate : 0.0; }
+double FlowNetwork::rate_bytes_per_s(FlowId id) const {
+  return active(id) ? flows_[id.slot].rate : 0.0;
+}
 
 void FlowNetwork::reschedule() {
   if (heap_.empty()) {
@@ -134,10 +140,12 @@ void FlowNetwork::on_event() {
       }
     }
     ++stats_.rate_solves;
-    stats_.flows_resolved += solver_.solve([&](MaxMinSolver::VarId v, double rate) { set_rate(var_owner_[v], rate, now); });
+    stats_.flows_resolved += solver_.solve(
+        [&](MaxMinSolver::VarId v, double rate) { set_rate(var_owner_[v], rate, now); });
     for (const std::uint32_t s : done_) {
       Flow& f = flows_[s];
-      for (const std::uint32_t d : f.directed) link_bytes_[d] += f.bytes;
+      for (const std::uint32_t d : f.directed)
+        link_bytes_[d] += f.bytes;
       f.state = State::free;
       f.rate = 0;
       Callback cb = std::move(f.on_done);

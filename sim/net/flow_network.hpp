@@ -31,11 +31,11 @@ struct FlowId {
 struct FlowNetworkStats {
   std::uint64_t flows_started = 0;
   std::uint64_t flows_completed = 0;
-  std::size_t flows_active = 0;     // started and not yet completed (latency phase included)
+  std::size_t flows_active = 0;  // started and not yet completed (latency phase included)
   std::size_t peak_flows_active = 0;
-  std::uint64_t rate_solves = 0;       // re-solves of dirty components
-  std::uint64_t flows_resolved = 0;    // flows visited by those re-solves
-  std::uint64_t events = 0;            // network events executed
+  std::uint64_t rate_solves = 0;     // re-solves of dirty components
+  std::uint64_t flows_resolved = 0;  // flows visited by those re-solves
+  std::uint64_t events = 0;          // network events executed
 };
 
 class FlowNetwork {
@@ -51,7 +51,8 @@ class FlowNetwork {
 
   // The topology must outlive the network and must not gain links afterwards.
   FlowNetwork(Engine& engine, const Topology& topology, Options options);
-  FlowNetwork(Engine& engine, const Topology& topology) : FlowNetwork(engine, topology, Options{}) {}
+  FlowNetwork(Engine& engine, const Topology& topology)
+      : FlowNetwork(engine, topology, Options{}) {}
   FlowNetwork(const FlowNetwork&) = delete;
   FlowNetwork& operator=(const FlowNetwork&) = delete;
   ~FlowNetwork();
@@ -71,14 +72,16 @@ class FlowNetwork {
   bool active(FlowId id) const;
 
   // Bytes delivered over a link by completed flows, per direction or in total.
-  double link_bytes(LinkId link, bool forward) const { return link_bytes_[2 * link + (forward ? 0 : 1)]; }
+  double link_bytes(LinkId link, bool forward) const {
+    return link_bytes_[2 * link + (forward ? 0 : 1)];
+  }
   double link_bytes(LinkId link) const { return link_bytes_[2 * link] + link_bytes_[2 * link + 1]; }
 
  private:
   enum class State : std::uint8_t { free, latency, transfer };
   struct Flow {
     Callback on_done;
-    std::vector<std::uint32_t> directed;   // 2 * link + (forward ? 0 : 1)
+    std::vector<std::uint32_t> directed;  // 2 * link + (forward ? 0 : 1)
     std::vector<MaxMinSolver::ResourceId> resources;
     double bytes = 0;
     double remaining = 0;  // bytes left at last_update

@@ -22,7 +22,8 @@ MaxMinSolver::ResourceId MaxMinSolver::add_resource(double capacity) {
   return static_cast<ResourceId>(resources_.size() - 1);
 }
 
-MaxMinSolver::VarId MaxMinSolver::add_variable(double weight, std::span<const ResourceId> resources) {
+MaxMinSolver::VarId MaxMinSolver::add_variable(double weight,
+                                               std::span<const ResourceId> resources) {
   if (!(weight > 0) || !std::isfinite(weight)) {
     throw std::invalid_argument("MaxMinSolver: variable weight must be positive and finite");
   }
@@ -115,19 +116,22 @@ void MaxMinSolver::push_level(ResourceId r, double floor) {
   // from producing a level below the one already reached.
   const double level = std::max(res.remaining / res.weight_sum, floor);
   heap_.push_back(Level{level, r, ++res.version});
-  std::push_heap(heap_.begin(), heap_.end(), [](const Level& x, const Level& y) { return later(x, y); });
+  std::push_heap(heap_.begin(), heap_.end(),
+                 [](const Level& x, const Level& y) { return later(x, y); });
 }
 
 void MaxMinSolver::fill() {
   auto cmp = [](const Level& x, const Level& y) { return later(x, y); };
   heap_.clear();
-  for (VarId v : comp_vars_) vars_[v].fixed = false;
+  for (VarId v : comp_vars_)
+    vars_[v].fixed = false;
   for (ResourceId r : comp_resources_) {
     Resource& res = resources_[r];
     res.remaining = res.capacity;
     res.weight_sum = 0;
     res.unfixed = static_cast<std::uint32_t>(res.vars.size());
-    for (const VarRef& ref : res.vars) res.weight_sum += vars_[ref.var].weight;
+    for (const VarRef& ref : res.vars)
+      res.weight_sum += vars_[ref.var].weight;
     if (res.unfixed > 0) push_level(r, 0.0);
   }
   while (!heap_.empty()) {
@@ -159,7 +163,8 @@ void MaxMinSolver::fill() {
       }
     }
     for (const VarRef& ref : bottleneck.vars) {
-      for (const Elem& e : vars_[ref.var].elems) resources_[e.resource].epoch = epoch_;
+      for (const Elem& e : vars_[ref.var].elems)
+        resources_[e.resource].epoch = epoch_;
     }
   }
 }

@@ -85,7 +85,8 @@ Route Router::compute(VertexId src, VertexId dst) {
     v = prev;
   }
   std::reverse(route.hops.begin(), route.hops.end());
-  for (const Hop& hop : route.hops) route.latency_s += topology_.link(hop.link).latency_s;
+  for (const Hop& hop : route.hops)
+    route.latency_s += topology_.link(hop.link).latency_s;
   route.latency = Time::from_seconds(route.latency_s);
   return route;
 }

@@ -22,7 +22,7 @@ struct Route {
   VertexId src = 0;
   VertexId dst = 0;
   std::vector<Hop> hops;
-  double latency_s = 0;        // sum of the links' latencies, in route order
+  double latency_s = 0;         // sum of the links' latencies, in route order
   Time latency = Time::zero();  // latency_s rounded to the picosecond
 };
 

@@ -9,9 +9,10 @@ VertexId Topology::add_vertex(VertexProps props) {
   return static_cast<VertexId>(boost::add_vertex(std::move(props), graph_));
 }
 
-LinkId Topology::add_link(VertexId a, VertexId b, double bw_bytes_per_s, double latency_s, Duplex duplex,
-                          std::string name) {
-  if (a >= num_vertices() || b >= num_vertices()) throw std::invalid_argument("add_link: unknown vertex");
+LinkId Topology::add_link(VertexId a, VertexId b, double bw_bytes_per_s, double latency_s,
+                          Duplex duplex, std::string name) {
+  if (a >= num_vertices() || b >= num_vertices())
+    throw std::invalid_argument("add_link: unknown vertex");
   if (a == b) throw std::invalid_argument("add_link: a link needs two distinct endpoints");
   if (!(bw_bytes_per_s > 0) || !std::isfinite(bw_bytes_per_s)) {
     throw std::invalid_argument("add_link: bandwidth must be positive and finite");

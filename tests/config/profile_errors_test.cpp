@@ -22,8 +22,9 @@ const char* const kGoodAccelerator = R"({
 // A fresh folder holding one accelerator profile with `text` as its content.
 std::string profile_dir(const std::string& text, const std::string& name = "testgpu") {
   static int counter = 0;
-  const fs::path dir = fs::temp_directory_path() /
-                       ("trainsim_profiles_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
+  const fs::path dir =
+      fs::temp_directory_path() /
+      ("trainsim_profiles_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
   fs::create_directories(dir / "accelerators");
   std::ofstream(dir / "accelerators" / (name + ".json")) << text;
   return dir.string();
@@ -42,7 +43,8 @@ void check_error(const std::string& text, const std::vector<std::string>& expect
   CHECK(r.exit_code == 2);
   CHECK(r.out.empty());
   CHECK(r.err.find("testgpu.json") != std::string::npos);  // the file is named
-  for (const auto& part : expected_parts) CHECK(r.err.find(part) != std::string::npos);
+  for (const auto& part : expected_parts)
+    CHECK(r.err.find(part) != std::string::npos);
   // One line.
   CHECK(r.err.find('\n') == r.err.size() - 1);
 }
@@ -50,7 +52,8 @@ void check_error(const std::string& text, const std::vector<std::string>& expect
 }  // namespace
 
 TEST_CASE("a valid profile loads and is shown") {
-  const auto r = run_cli({"profiles", "show", "testgpu", "--profile-dir", profile_dir(kGoodAccelerator)});
+  const auto r =
+      run_cli({"profiles", "show", "testgpu", "--profile-dir", profile_dir(kGoodAccelerator)});
   INFO(r.err);
   CHECK(r.exit_code == 0);
   CHECK(r.out.find("100 TFLOP/s") != std::string::npos);
@@ -76,11 +79,16 @@ TEST_CASE("missing required key") {
 }
 
 TEST_CASE("zero, negative, NaN and infinite values where a positive one is needed") {
-  check_error(replace(kGoodAccelerator, "\"1 TB/s\"", "0"), {"memory_bandwidth", "must be positive", "0"});
-  check_error(replace(kGoodAccelerator, "\"1 TB/s\"", "\"-1 TB/s\""), {"memory_bandwidth", "must be positive"});
-  check_error(replace(kGoodAccelerator, "\"1 TB/s\"", "\"nan TB/s\""), {"memory_bandwidth", "nan TB/s"});
-  check_error(replace(kGoodAccelerator, "\"1 TB/s\"", "\"inf TB/s\""), {"memory_bandwidth", "inf TB/s"});
-  check_error(replace(kGoodAccelerator, "\"compute\": 0.5", "\"compute\": 1.5"), {"efficiency.compute", "(0, 1]"});
+  check_error(replace(kGoodAccelerator, "\"1 TB/s\"", "0"),
+              {"memory_bandwidth", "must be positive", "0"});
+  check_error(replace(kGoodAccelerator, "\"1 TB/s\"", "\"-1 TB/s\""),
+              {"memory_bandwidth", "must be positive"});
+  check_error(replace(kGoodAccelerator, "\"1 TB/s\"", "\"nan TB/s\""),
+              {"memory_bandwidth", "nan TB/s"});
+  check_error(replace(kGoodAccelerator, "\"1 TB/s\"", "\"inf TB/s\""),
+              {"memory_bandwidth", "inf TB/s"});
+  check_error(replace(kGoodAccelerator, "\"compute\": 0.5", "\"compute\": 1.5"),
+              {"efficiency.compute", "(0, 1]"});
 }
 
 TEST_CASE("unknown unit") {
@@ -89,7 +97,8 @@ TEST_CASE("unknown unit") {
 }
 
 TEST_CASE("malformed JSON gives line and column") {
-  const auto dir = profile_dir(replace(kGoodAccelerator, "\"memory_capacity\": \"16 GiB\",", "\"memory_capacity\" \"16 GiB\","));
+  const auto dir = profile_dir(replace(kGoodAccelerator, "\"memory_capacity\": \"16 GiB\",",
+                                       "\"memory_capacity\" \"16 GiB\","));
   const auto r = run_cli({"profiles", "show", "testgpu", "--profile-dir", dir});
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("testgpu.json:4:58") != std::string::npos);

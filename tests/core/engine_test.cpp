@@ -27,7 +27,8 @@ TEST_CASE("events run in time order and now() follows them") {
 TEST_CASE("ties run in insertion (FIFO) order, including zero-delay events") {
   Engine e;
   std::vector<int> order;
-  for (int i = 0; i < 100; ++i) e.at(Time::us(1), [&order, i] { order.push_back(i); });
+  for (int i = 0; i < 100; ++i)
+    e.at(Time::us(1), [&order, i] { order.push_back(i); });
   e.at(Time::us(1), [&] {
     // Zero-delay events scheduled from inside a callback run after everything already pending
     // at the same time.
@@ -35,7 +36,8 @@ TEST_CASE("ties run in insertion (FIFO) order, including zero-delay events") {
   });
   e.run();
   REQUIRE(order.size() == 101);
-  for (int i = 0; i < 100; ++i) CHECK(order[static_cast<std::size_t>(i)] == i);
+  for (int i = 0; i < 100; ++i)
+    CHECK(order[static_cast<std::size_t>(i)] == i);
   CHECK(order.back() == 1000);
 }
 
@@ -138,8 +140,10 @@ std::vector<std::pair<std::int64_t, int>> hold_trace(std::uint64_t seed) {
       if (ctx.trace->size() < 20000) schedule((*ctx.next_id)++);
     }));
   };
-  for (int i = 0; i < 200; ++i) schedule(next_id++);
-  for (std::size_t i = 0; i < ids.size(); i += 7) e.cancel(ids[i]);
+  for (int i = 0; i < 200; ++i)
+    schedule(next_id++);
+  for (std::size_t i = 0; i < ids.size(); i += 7)
+    e.cancel(ids[i]);
   e.run();
   return trace;
 }
@@ -157,14 +161,18 @@ TEST_CASE("many engines live independently in one process") {
   std::vector<int> counts(8, 0);
   for (int k = 0; k < 8; ++k) {
     engines.push_back(std::make_unique<Engine>());
-    for (int i = 0; i <= k; ++i) engines.back()->at(Time::ns(i), [&counts, k] { ++counts[static_cast<std::size_t>(k)]; });
+    for (int i = 0; i <= k; ++i)
+      engines.back()->at(Time::ns(i), [&counts, k] { ++counts[static_cast<std::size_t>(k)]; });
   }
   // Interleave: run engine k only up to a point, then the others.
-  for (auto& e : engines) e->run_until(Time::ns(2));
-  for (auto& e : engines) e->run();
+  for (auto& e : engines)
+    e->run_until(Time::ns(2));
+  for (auto& e : engines)
+    e->run();
   for (int k = 0; k < 8; ++k) {
     CHECK(counts[static_cast<std::size_t>(k)] == k + 1);
-    CHECK(engines[static_cast<std::size_t>(k)]->stats().events_executed == static_cast<std::uint64_t>(k + 1));
+    CHECK(engines[static_cast<std::size_t>(k)]->stats().events_executed ==
+          static_cast<std::uint64_t>(k + 1));
   }
 }
 
@@ -172,7 +180,8 @@ TEST_CASE("a large burst of cancellations compacts the queue without losing live
   Engine e;
   std::vector<EventId> ids;
   int ran = 0;
-  for (int i = 0; i < 10000; ++i) ids.push_back(e.at(Time::ns(i + 1), [&] { ++ran; }));
+  for (int i = 0; i < 10000; ++i)
+    ids.push_back(e.at(Time::ns(i + 1), [&] { ++ran; }));
   for (int i = 0; i < 10000; ++i) {
     if (i % 10 != 0) e.cancel(ids[static_cast<std::size_t>(i)]);
   }

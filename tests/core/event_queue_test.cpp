@@ -34,14 +34,21 @@ std::int64_t mixed_delay(std::mt19937_64& rng, int profile) {
     case 1:  // exponential around 100 ns: the hold model
       return static_cast<std::int64_t>(std::exponential_distribution<double>(1e-5)(rng));
     case 2:  // clustered times with occasional far-future outliers
-      return kind < 13 ? pick(10) * 1'000 : kind < 15 ? pick(1'000'000'000) : pick(3'600'000'000'000'000);
+      return kind < 13   ? pick(10) * 1'000
+             : kind < 15 ? pick(1'000'000'000)
+                         : pick(3'600'000'000'000'000);
     default:  // everything at once: 0, ps, ns, ms, hours
       switch (kind % 5) {
-        case 0: return 0;
-        case 1: return pick(100);
-        case 2: return pick(1'000'000);
-        case 3: return pick(1'000'000'000'000);
-        default: return pick(7'200'000'000'000'000);
+        case 0:
+          return 0;
+        case 1:
+          return pick(100);
+        case 2:
+          return pick(1'000'000);
+        case 3:
+          return pick(1'000'000'000'000);
+        default:
+          return pick(7'200'000'000'000'000);
       }
   }
 }
@@ -82,7 +89,8 @@ void run_queue_differential(std::uint64_t seed, int profile, std::size_t ops) {
       // Lazy-cancel compaction: drop a random subset everywhere at once.
       const std::uint64_t mod = 2 + rng() % 5;
       q.remove_if([mod](const QueueKey& k) { return k.seq() % mod == 0; });
-      for (auto it = ref.begin(); it != ref.end();) it = it->second % mod == 0 ? ref.erase(it) : std::next(it);
+      for (auto it = ref.begin(); it != ref.end();)
+        it = it->second % mod == 0 ? ref.erase(it) : std::next(it);
     }
     REQUIRE(q.size() == ref.size());
   }
@@ -112,7 +120,8 @@ TEST_CASE("event queue handles a mass of equal times, zero delays and extreme ti
   std::uint64_t seq = 1;
   const auto key = [&](std::int64_t t) { return QueueKey{t, (seq++) << QueueKey::kSlotBits}; };
   // 5000 keys at one instant (a width-1 bucket cannot be split), then one near the end of time.
-  for (int i = 0; i < 5000; ++i) q.push(key(1'000));
+  for (int i = 0; i < 5000; ++i)
+    q.push(key(1'000));
   q.push(key(std::numeric_limits<std::int64_t>::max()));
   q.push(key(0));
   std::uint64_t last_seq = 0;
@@ -160,7 +169,8 @@ TEST_CASE("event queue splits crowded buckets and spills an overfull bottom, sta
   };
   push(0);
   push(std::int64_t{1} << 50);
-  for (int i = 0; i < 20'000; ++i) push(1 + std::uniform_int_distribution<std::int64_t>(0, 1'000'000)(rng));
+  for (int i = 0; i < 20'000; ++i)
+    push(1 + std::uniform_int_distribution<std::int64_t>(0, 1'000'000)(rng));
   std::int64_t now = pop_check();
   now = pop_check();
   for (int i = 0; i < 10'000; ++i) {
@@ -169,7 +179,8 @@ TEST_CASE("event queue splits crowded buckets and spills an overfull bottom, sta
   }
   for (int popped = 0; !ref.empty(); ++popped) {
     now = pop_check();
-    if (popped % 5 == 0 && popped < 50'000) push(now + std::uniform_int_distribution<std::int64_t>(0, 1'000)(rng));
+    if (popped % 5 == 0 && popped < 50'000)
+      push(now + std::uniform_int_distribution<std::int64_t>(0, 1'000)(rng));
   }
   CHECK(q.empty());
 }
@@ -238,7 +249,8 @@ std::vector<std::pair<std::int64_t, std::uint64_t>> random_model(std::uint64_t s
   struct Fire {
     static void schedule(Ctx* c) {
       const std::uint64_t my = (*c->label)++;
-      c->ids->push_back(c->e->after(Time::ps(mixed_delay(*c->rng, c->profile)), [c, my] { fire(c, my); }));
+      c->ids->push_back(
+          c->e->after(Time::ps(mixed_delay(*c->rng, c->profile)), [c, my] { fire(c, my); }));
     }
     static void fire(Ctx* c, std::uint64_t my) {
       c->log->emplace_back(c->e->now().picoseconds(), my);
@@ -250,7 +262,8 @@ std::vector<std::pair<std::int64_t, std::uint64_t>> random_model(std::uint64_t s
       if (r % 4 == 0 && !c->ids->empty()) c->e->cancel((*c->ids)[(*c->rng)() % c->ids->size()]);
     }
   };
-  for (int i = 0; i < 2000; ++i) Fire::schedule(&ctx);
+  for (int i = 0; i < 2000; ++i)
+    Fire::schedule(&ctx);
   e.run();
   CHECK(e.pending() == 0);
   return log;
@@ -262,7 +275,8 @@ TEST_CASE("engine runs random models exactly like a reference ordering, cancels 
   for (int profile = 0; profile < 4; ++profile) {
     for (std::uint64_t seed = 1; seed <= 2; ++seed) {
       INFO("profile " << profile << " seed " << seed);
-      const auto got = random_model<Engine, EventId>(seed * 31 + static_cast<std::uint64_t>(profile), profile);
+      const auto got =
+          random_model<Engine, EventId>(seed * 31 + static_cast<std::uint64_t>(profile), profile);
       const auto want = random_model<ReferenceEngine, ReferenceEngine::Id>(
           seed * 31 + static_cast<std::uint64_t>(profile), profile);
       REQUIRE(got.size() == want.size());

@@ -26,11 +26,13 @@ namespace {
 constexpr double kV0 = 258.1;
 constexpr double kT = 0.054;
 
-Series exact_series(double v0, double t_s, const std::vector<double>& batches, const std::string& name = "exact") {
+Series exact_series(double v0, double t_s, const std::vector<double>& batches,
+                    const std::string& name = "exact") {
   Series s;
   s.name = name;
   int line = 2;
-  for (const double b : batches) s.points.push_back({b, model_throughput(b, v0, t_s), 1.0, line++});
+  for (const double b : batches)
+    s.points.push_back({b, model_throughput(b, v0, t_s), 1.0, line++});
   return s;
 }
 
@@ -65,7 +67,8 @@ TEST_CASE("exact data recovers v0 and t with b50 = v0 t and b90 = 9 v0 t") {
   CHECK(f.n == 9);
   CHECK(f.dof == 7);
   REQUIRE(f.predictions.size() == 1);
-  CHECK(f.predictions[0].throughput_samples_per_s == Approx(512.0 / (512.0 / kV0 + kT)).epsilon(1e-9));
+  CHECK(f.predictions[0].throughput_samples_per_s ==
+        Approx(512.0 / (512.0 / kV0 + kT)).epsilon(1e-9));
 }
 
 TEST_CASE("two points give the exact line solution and no intervals") {
@@ -109,7 +112,8 @@ TEST_CASE("the small-problem path matches the bounded Ceres solve and ceres::Cov
   CHECK(small->cost == Approx(full.cost).epsilon(1e-9));
   for (int i = 0; i < 2; ++i) {
     for (int j = 0; j < 2; ++j) {
-      CHECK(small->unscaled_covariance(i, j) == Approx(full.unscaled_covariance(i, j)).epsilon(1e-6));
+      CHECK(small->unscaled_covariance(i, j) ==
+            Approx(full.unscaled_covariance(i, j)).epsilon(1e-6));
     }
   }
 }
@@ -128,20 +132,25 @@ TEST_CASE("intervals follow from the covariance and predictions from the delta m
   // Delta method at b = 16 against a numerical gradient.
   const double h_v0 = 1e-6 * f.v0_samples_per_s, h_t = 1e-6 * f.t_s;
   const double g0 = (model_throughput(16.0, f.v0_samples_per_s + h_v0, f.t_s) -
-                     model_throughput(16.0, f.v0_samples_per_s - h_v0, f.t_s)) / (2 * h_v0);
+                     model_throughput(16.0, f.v0_samples_per_s - h_v0, f.t_s)) /
+                    (2 * h_v0);
   const double g1 = (model_throughput(16.0, f.v0_samples_per_s, f.t_s + h_t) -
-                     model_throughput(16.0, f.v0_samples_per_s, f.t_s - h_t)) / (2 * h_t);
-  const double var = g0 * g0 * f.covariance(0, 0) + 2 * g0 * g1 * f.covariance(0, 1) + g1 * g1 * f.covariance(1, 1);
+                     model_throughput(16.0, f.v0_samples_per_s, f.t_s - h_t)) /
+                    (2 * h_t);
+  const double var = g0 * g0 * f.covariance(0, 0) + 2 * g0 * g1 * f.covariance(0, 1) +
+                     g1 * g1 * f.covariance(1, 1);
   const Prediction& p16 = f.predictions[0];
   CHECK(p16.ci[1] - p16.throughput_samples_per_s == Approx(q * std::sqrt(var)).epsilon(1e-6));
-  CHECK(p16.pi[1] - p16.throughput_samples_per_s == Approx(q * std::sqrt(var + f.residual_variance)).epsilon(1e-6));
+  CHECK(p16.pi[1] - p16.throughput_samples_per_s ==
+        Approx(q * std::sqrt(var + f.residual_variance)).epsilon(1e-6));
   // As b grows the curve tends to v0 and its interval to v0's.
   const Prediction& far = f.predictions[1];
   CHECK(far.throughput_samples_per_s == Approx(f.v0_samples_per_s).epsilon(1e-9));
   CHECK(far.ci[0] == Approx(f.v0_ci[0]).epsilon(1e-9));
   CHECK(far.ci[1] == Approx(f.v0_ci[1]).epsilon(1e-9));
   // b50 = v0 t: gradient (t, v0).
-  const double b50_var = f.t_s * f.t_s * f.covariance(0, 0) + 2 * f.t_s * f.v0_samples_per_s * f.covariance(0, 1) +
+  const double b50_var = f.t_s * f.t_s * f.covariance(0, 0) +
+                         2 * f.t_s * f.v0_samples_per_s * f.covariance(0, 1) +
                          f.v0_samples_per_s * f.v0_samples_per_s * f.covariance(1, 1);
   CHECK(f.b50_ci[1] - f.b50 == Approx(q * std::sqrt(b50_var)));
 }
@@ -178,7 +187,8 @@ TEST_CASE("a robust loss with a huge scale is l2 and with a small one resists an
 
 TEST_CASE("an optimum on the bound t = 0 is reported and never silent") {
   // Throughput falling with batch size: the best t would be negative.
-  const Series s{"falling", {}, {{8, 100, 1, 2}, {16, 99, 1, 3}, {32, 97, 1, 4}, {64, 96, 1, 5}}, ""};
+  const Series s{
+      "falling", {}, {{8, 100, 1, 2}, {16, 99, 1, 3}, {32, 97, 1, 4}, {64, 96, 1, 5}}, ""};
   const ThroughputFit f = fit_series(s);
   REQUIRE(f.at_bound.size() == 1);
   CHECK(f.at_bound[0] == "t");
@@ -222,7 +232,8 @@ TEST_CASE("a joint fit with a shared t recovers exact parameters of both series"
   CHECK(j.fits[0].converged);
 }
 
-TEST_CASE("the F test rejects a shared t when the fixed costs differ (1 GPU 0.054 s vs 2 GPUs 0.15 s)") {
+TEST_CASE(
+    "the F test rejects a shared t when the fixed costs differ (1 GPU 0.054 s vs 2 GPUs 0.15 s)") {
   // DESIGN.md's measured pair: the 2-GPU fixed cost is ~3x the 1-GPU one.
   std::mt19937_64 rng(42);
   std::normal_distribution<double> noise(0.0, 0.01);  // 1% multiplicative noise
@@ -231,7 +242,8 @@ TEST_CASE("the F test rejects a shared t when the fixed costs differ (1 GPU 0.05
   series[1].name = "2gpu";
   for (const double b : {4.0, 8.0, 16.0, 32.0, 64.0, 128.0}) {
     series[0].points.push_back({b, model_throughput(b, 258.1, 0.054) * (1 + noise(rng)), 1, 0});
-    series[1].points.push_back({2 * b, model_throughput(2 * b, 513.8, 0.15) * (1 + noise(rng)), 1, 0});
+    series[1].points.push_back(
+        {2 * b, model_throughput(2 * b, 513.8, 0.15) * (1 + noise(rng)), 1, 0});
   }
   FitOptions relative;
   relative.relative = true;
@@ -247,20 +259,22 @@ TEST_CASE("the F test rejects a shared t when the fixed costs differ (1 GPU 0.05
 TEST_CASE("JSON and CSV and curve outputs carry the documented keys") {
   std::string csv = "gpu,batch,images_per_s\n";
   for (const double b : {1.0, 2.0, 4.0, 8.0, 16.0}) {
-    csv += "A," + std::to_string(b) + "," + std::to_string(model_throughput(b, 100.0, 0.05) * (b == 4 ? 1.01 : 1)) + "\n";
-    csv += "B," + std::to_string(b) + "," + std::to_string(model_throughput(b, 200.0, 0.02) * (b == 8 ? 0.99 : 1)) + "\n";
+    csv += "A," + std::to_string(b) + "," +
+           std::to_string(model_throughput(b, 100.0, 0.05) * (b == 4 ? 1.01 : 1)) + "\n";
+    csv += "B," + std::to_string(b) + "," +
+           std::to_string(model_throughput(b, 200.0, 0.02) * (b == 8 ? 0.99 : 1)) + "\n";
   }
   const std::string path = trainsim::test::write_temp_file(csv, ".csv");
   const std::string curve = path + ".curve.csv";
-  const auto r = trainsim::test::run_cli(
-      {"fit", path, "--group-col", "gpu", "--format", "json", "--predict", "32,64", "--curve", curve});
+  const auto r = trainsim::test::run_cli({"fit", path, "--group-col", "gpu", "--format", "json",
+                                          "--predict", "32,64", "--curve", curve});
   REQUIRE(r.exit_code == 0);
   CHECK(r.err.empty());
   const auto j = nlohmann::json::parse(r.out);
   REQUIRE(j["fits"].size() == 2);
-  for (const char* key : {"group", "v0", "t_s", "v0_stderr", "t_stderr", "v0_ci95", "t_ci95", "r2", "rmse",
-                          "max_rel_err", "n", "b50", "b90", "corr", "residuals", "predictions", "converged",
-                          "at_bound", "loss"}) {
+  for (const char* key : {"group", "v0", "t_s", "v0_stderr", "t_stderr", "v0_ci95", "t_ci95", "r2",
+                          "rmse", "max_rel_err", "n", "b50", "b90", "corr", "residuals",
+                          "predictions", "converged", "at_bound", "loss"}) {
     CHECK(j["fits"][0].contains(key));
   }
   CHECK(j["fits"][1]["group"] == "B");
@@ -276,7 +290,8 @@ TEST_CASE("JSON and CSV and curve outputs carry the documented keys") {
   const auto c = trainsim::test::run_cli({"fit", path, "--group-col", "gpu", "--format", "csv"});
   CHECK(c.exit_code == 0);
   CHECK(std::count(c.out.begin(), c.out.end(), '\n') == 3);
-  const auto joint = trainsim::test::run_cli({"fit", path, "--group-col", "gpu", "--shared", "v0", "--format", "json"});
+  const auto joint = trainsim::test::run_cli(
+      {"fit", path, "--group-col", "gpu", "--shared", "v0", "--format", "json"});
   CHECK(joint.exit_code == 0);
   const auto jj = nlohmann::json::parse(joint.out);
   CHECK(jj["joint"]["shared"] == "v0");

@@ -37,7 +37,8 @@ Coverage coverage(const std::vector<double>& batches, double sigma, int trials, 
   for (int trial = 0; trial < trials; ++trial) {
     Series s;
     s.name = "synthetic";
-    for (const double b : batches) s.points.push_back({b, model_throughput(b, kV0, kT) + noise(rng), 1.0, 0});
+    for (const double b : batches)
+      s.points.push_back({b, model_throughput(b, kV0, kT) + noise(rng), 1.0, 0});
     const ThroughputFit f = fit_series(s, {}, predict_at);
     if (!f.converged || !f.at_bound.empty()) {
       ++c.failed_fits;
@@ -65,7 +66,8 @@ Coverage coverage(const std::vector<double>& batches, double sigma, int trials, 
 // A method with the normal quantile instead of Student-t would be caught at dof = 2 (below).
 TEST_CASE("coverage of the 95% intervals is 95% with 8 batch sizes and 6 dof") {
   const Coverage c = coverage({1, 2, 4, 8, 16, 32, 64, 128}, 2.0, 4000, 20240607);
-  INFO("coverage v0 " << c.v0 << ", t " << c.t << ", curve at b=32 " << c.curve_at_32 << ", b50 " << c.b50);
+  INFO("coverage v0 " << c.v0 << ", t " << c.t << ", curve at b=32 " << c.curve_at_32 << ", b50 "
+                      << c.b50);
   CHECK(c.failed_fits == 0);
   CHECK(std::abs(c.v0 - 0.95) < 0.015);
   CHECK(std::abs(c.t - 0.95) < 0.015);
@@ -76,7 +78,8 @@ TEST_CASE("coverage of the 95% intervals is 95% with 8 batch sizes and 6 dof") {
 TEST_CASE("coverage holds with 2 dof thanks to Student-t (4 batch sizes)") {
   // With 2 dof the normal quantile 1.96 instead of t = 4.30 would cover only ~81%.
   const Coverage c = coverage({2, 8, 32, 128}, 2.0, 4000, 777);
-  INFO("coverage v0 " << c.v0 << ", t " << c.t << ", curve at b=32 " << c.curve_at_32 << ", b50 " << c.b50);
+  INFO("coverage v0 " << c.v0 << ", t " << c.t << ", curve at b=32 " << c.curve_at_32 << ", b50 "
+                      << c.b50);
   CHECK(c.failed_fits == 0);
   CHECK(std::abs(c.v0 - 0.95) < 0.015);
   CHECK(std::abs(c.t - 0.95) < 0.015);

@@ -16,7 +16,8 @@ using trainsim::test::run_cli;
 
 namespace {
 
-const std::string kReference = std::string(TRAINSIM_REFERENCE_DATA_DIR) + "/throughput_vs_batch_mxnet_k80_m60.csv";
+const std::string kReference =
+    std::string(TRAINSIM_REFERENCE_DATA_DIR) + "/throughput_vs_batch_mxnet_k80_m60.csv";
 
 // scipy with tight tolerances: its defaults (xtol = ftol = 1.49e-8) stop the Levenberg-Marquardt
 // iteration up to 5e-6 (relative, t of M60/AlexNet) short of the optimum on these series, so the
@@ -79,18 +80,22 @@ json scipy_reference() {
 }
 
 std::map<std::string, json> fits_by_group(const std::vector<std::string>& extra) {
-  std::vector<std::string> args{"fit", kReference, "--group-col", "gpu", "--group-col", "model", "--format", "json"};
+  std::vector<std::string> args{"fit",         kReference, "--group-col", "gpu",
+                                "--group-col", "model",    "--format",    "json"};
   args.insert(args.end(), extra.begin(), extra.end());
   const auto r = run_cli(args);
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   std::map<std::string, json> out;
   const json parsed = json::parse(r.out);
-  for (const json& f : parsed["fits"]) out[f["group"].get<std::string>()] = f;
+  for (const json& f : parsed["fits"])
+    out[f["group"].get<std::string>()] = f;
   return out;
 }
 
-double rel_diff(double a, double b) { return std::abs(a / b - 1.0); }
+double rel_diff(double a, double b) {
+  return std::abs(a / b - 1.0);
+}
 
 }  // namespace
 

@@ -22,8 +22,10 @@ struct Line {
   std::vector<VertexId> v;
   // A chain of `links` identical links between links + 1 vertices.
   Line(int links, double bw, double lat, Duplex duplex = Duplex::full) {
-    for (int i = 0; i <= links; ++i) v.push_back(topo.add_vertex({VertexKind::host, vname(i)}));
-    for (int i = 0; i < links; ++i) topo.add_link(v[i], v[i + 1], bw, lat, duplex);
+    for (int i = 0; i <= links; ++i)
+      v.push_back(topo.add_vertex({VertexKind::host, vname(i)}));
+    for (int i = 0; i < links; ++i)
+      topo.add_link(v[i], v[i + 1], bw, lat, duplex);
   }
 };
 
@@ -40,14 +42,17 @@ std::vector<Time> run_flows(const Topology& topo, const std::vector<FlowSpec>& f
   std::vector<Time> done(flows.size(), Time::max());
   for (std::size_t i = 0; i < flows.size(); ++i) {
     engine.at(flows[i].start, [&net, &flows, &done, i, &engine] {
-      net.start_flow(flows[i].src, flows[i].dst, flows[i].bytes, [&done, &engine, i] { done[i] = engine.now(); });
+      net.start_flow(flows[i].src, flows[i].dst, flows[i].bytes,
+                     [&done, &engine, i] { done[i] = engine.now(); });
     });
   }
   engine.run();
   return done;
 }
 
-Time secs(double s) { return Time::from_seconds(s); }
+Time secs(double s) {
+  return Time::from_seconds(s);
+}
 
 }  // namespace
 
@@ -64,9 +69,11 @@ TEST_CASE("one flow takes latency + size / bandwidth") {
 TEST_CASE("N flows on one link each get bw / N") {
   Line line(1, 1e9, 5e-6);
   for (int n : {1, 2, 3, 7, 64}) {
-    std::vector<FlowSpec> flows(static_cast<std::size_t>(n), FlowSpec{line.v[0], line.v[1], 1e6, Time::zero()});
+    std::vector<FlowSpec> flows(static_cast<std::size_t>(n),
+                                FlowSpec{line.v[0], line.v[1], 1e6, Time::zero()});
     const auto done = run_flows(line.topo, flows);
-    for (const Time t : done) CHECK(t.seconds() == Approx(5e-6 + n * 1e-3).epsilon(1e-12));
+    for (const Time t : done)
+      CHECK(t.seconds() == Approx(5e-6 + n * 1e-3).epsilon(1e-12));
   }
 }
 
@@ -82,11 +89,13 @@ TEST_CASE("a flow speeds up when a competitor ends") {
 
 TEST_CASE("full duplex carries both directions at full rate; half duplex shares") {
   Line full(1, 1e9, 1e-6, Duplex::full);
-  auto done = run_flows(full.topo, {{full.v[0], full.v[1], 1e6, Time::zero()}, {full.v[1], full.v[0], 1e6, Time::zero()}});
+  auto done = run_flows(full.topo, {{full.v[0], full.v[1], 1e6, Time::zero()},
+                                    {full.v[1], full.v[0], 1e6, Time::zero()}});
   CHECK(done[0] == Time::us(1001));
   CHECK(done[1] == Time::us(1001));
   Line half(1, 1e9, 1e-6, Duplex::half);
-  done = run_flows(half.topo, {{half.v[0], half.v[1], 1e6, Time::zero()}, {half.v[1], half.v[0], 1e6, Time::zero()}});
+  done = run_flows(half.topo, {{half.v[0], half.v[1], 1e6, Time::zero()},
+                               {half.v[1], half.v[0], 1e6, Time::zero()}});
   CHECK(done[0] == Time::us(2001));
   CHECK(done[1] == Time::us(2001));
 }
@@ -105,18 +114,22 @@ TEST_CASE("textbook max-min: a 3-link line with one long flow and three one-hop 
     Engine engine;
     FlowNetwork net(engine, line.topo, {FlowNetwork::Sharing::equal});
     std::vector<FlowId> ids;
-    for (const auto& f : flows) ids.push_back(net.start_flow(f.src, f.dst, 1e3 * f.bytes, [] {}));
+    for (const auto& f : flows)
+      ids.push_back(net.start_flow(f.src, f.dst, 1e3 * f.bytes, [] {}));
     engine.run_until(Time::ms(3) + Time::us(1));  // every latency paid
-    for (const FlowId id : ids) CHECK(net.rate_bytes_per_s(id) == Approx(c / 2).epsilon(1e-12));
+    for (const FlowId id : ids)
+      CHECK(net.rate_bytes_per_s(id) == Approx(c / 2).epsilon(1e-12));
   }
   {
     Engine engine;
     FlowNetwork net(engine, line.topo);
     std::vector<FlowId> ids;
-    for (const auto& f : flows) ids.push_back(net.start_flow(f.src, f.dst, 1e3 * f.bytes, [] {}));
+    for (const auto& f : flows)
+      ids.push_back(net.start_flow(f.src, f.dst, 1e3 * f.bytes, [] {}));
     engine.run_until(Time::ms(3) + Time::us(1));
     CHECK(net.rate_bytes_per_s(ids[0]) == Approx(c / 4).epsilon(1e-12));
-    for (int i = 1; i < 4; ++i) CHECK(net.rate_bytes_per_s(ids[i]) == Approx(3 * c / 4).epsilon(1e-12));
+    for (int i = 1; i < 4; ++i)
+      CHECK(net.rate_bytes_per_s(ids[i]) == Approx(3 * c / 4).epsilon(1e-12));
   }
   // Completion times, plain max-min: short flows are alone on their link during [l, 3l) at C,
   // then share with the long flow at C/2.
@@ -154,7 +167,8 @@ TEST_CASE("progressive filling with two bottleneck levels") {
 
 TEST_CASE("zero bytes pay latency only; src == dst completes at once") {
   Line line(2, 1e9, 7e-6);
-  const auto done = run_flows(line.topo, {{line.v[0], line.v[2], 0, Time::us(1)}, {line.v[1], line.v[1], 1e6, Time::us(3)}});
+  const auto done = run_flows(line.topo, {{line.v[0], line.v[2], 0, Time::us(1)},
+                                          {line.v[1], line.v[1], 1e6, Time::us(3)}});
   CHECK(done[0] == Time::us(15));
   CHECK(done[1] == Time::us(3));
 }
@@ -172,7 +186,8 @@ TEST_CASE("completion callbacks can start flows; one pending network event") {
       if (--*remaining > 0) net->start_flow(a, b, 1e3, Chain{*this});
     }
   };
-  for (int i = 0; i < 10; ++i) net.start_flow(line.v[0], line.v[1], 1e3, Chain{&net, line.v[0], line.v[1], &remaining});
+  for (int i = 0; i < 10; ++i)
+    net.start_flow(line.v[0], line.v[1], 1e3, Chain{&net, line.v[0], line.v[1], &remaining});
   CHECK(engine.pending() == 1);
   engine.run();
   CHECK(net.stats().flows_started == 109);
@@ -185,10 +200,12 @@ TEST_CASE("same inputs give bit-identical completion times") {
   Topology topo;
   std::mt19937_64 rng(42);
   std::vector<VertexId> v;
-  for (int i = 0; i < 12; ++i) v.push_back(topo.add_vertex({VertexKind::host, vname(i)}));
+  for (int i = 0; i < 12; ++i)
+    v.push_back(topo.add_vertex({VertexKind::host, vname(i)}));
   std::uniform_real_distribution<double> bw(1e8, 1e10), lat(0, 1e-4);
   for (int i = 0; i < 12; ++i) {
-    topo.add_link(v[i], v[(i + 1) % 12], bw(rng), lat(rng), i % 3 == 0 ? Duplex::half : Duplex::full);
+    topo.add_link(v[i], v[(i + 1) % 12], bw(rng), lat(rng),
+                  i % 3 == 0 ? Duplex::half : Duplex::full);
     if (i % 4 == 0) topo.add_link(v[i], v[(i + 5) % 12], bw(rng), lat(rng), Duplex::full);
   }
   std::vector<FlowSpec> flows;
@@ -201,7 +218,8 @@ TEST_CASE("same inputs give bit-identical completion times") {
   const auto first = run_flows(topo, flows);
   const auto second = run_flows(topo, flows);
   CHECK(first == second);
-  for (const Time t : first) CHECK(t < Time::max());
+  for (const Time t : first)
+    CHECK(t < Time::max());
 }
 
 TEST_CASE("start_flow rejects bad sizes") {

@@ -31,10 +31,14 @@ ClusterSpec node_spec(int apn, IntraTopology intra, bool p2p) {
 std::string path_kinds(const Topology& topo, const Route& r) {
   auto kind = [&](VertexId v) {
     switch (topo.vertex(v).kind) {
-      case VertexKind::accelerator: return "acc";
-      case VertexKind::host: return "host";
-      case VertexKind::nic: return "nic";
-      case VertexKind::network_switch: return "switch";
+      case VertexKind::accelerator:
+        return "acc";
+      case VertexKind::host:
+        return "host";
+      case VertexKind::nic:
+        return "nic";
+      case VertexKind::network_switch:
+        return "switch";
     }
     return "?";
   };
@@ -56,7 +60,8 @@ std::string path_kinds(const Topology& topo, const Route& r) {
 TEST_CASE("routing: fewest hops first, then latency, deterministic ties, cached") {
   Topology topo;
   VertexId v[5];
-  for (int i = 0; i < 5; ++i) v[i] = topo.add_vertex({VertexKind::network_switch, std::to_string(i)});
+  for (int i = 0; i < 5; ++i)
+    v[i] = topo.add_vertex({VertexKind::network_switch, std::to_string(i)});
   const LinkId direct = topo.add_link(v[0], v[4], 1e9, 1e-3, Duplex::full);  // 1 hop, slow
   topo.add_link(v[0], v[1], 1e9, 1e-6, Duplex::full);
   topo.add_link(v[1], v[4], 1e9, 1e-6, Duplex::full);
@@ -105,7 +110,8 @@ TEST_CASE("one node, switched, P2P: accelerators talk through the switch, not th
   CHECK(c.topology.num_vertices() == 10);  // host, 8 accelerators, switch
   CHECK(c.topology.num_links() == 16);
   Router router(c.topology);
-  CHECK(path_kinds(c.topology, router.route(c.accelerator(0), c.accelerator(5))) == "acc>switch>acc");
+  CHECK(path_kinds(c.topology, router.route(c.accelerator(0), c.accelerator(5))) ==
+        "acc>switch>acc");
   CHECK(path_kinds(c.topology, router.route(c.host(0), c.accelerator(3))) == "host>acc");
 }
 
@@ -115,7 +121,8 @@ TEST_CASE("without P2P accelerator traffic crosses the host over PCIe") {
   const Route& r = router.route(c.accelerator(1), c.accelerator(2));
   CHECK(path_kinds(c.topology, r) == "acc>host>acc");
   CHECK(r.latency_s == Approx(4e-6));
-  for (const Hop& h : r.hops) CHECK(c.topology.link(h.link).bw_bytes_per_s == 3.2e10);
+  for (const Hop& h : r.hops)
+    CHECK(c.topology.link(h.link).bw_bytes_per_s == 3.2e10);
 }
 
 TEST_CASE("intra-node ring, all-pairs and 2-D torus") {
@@ -127,7 +134,8 @@ TEST_CASE("intra-node ring, all-pairs and 2-D torus") {
     CHECK(c.topology.num_links() == 8 + 8);
   }
   {
-    const ClusterTopology c = build_cluster_topology(node_spec(8, IntraTopology::fully_connected, true));
+    const ClusterTopology c =
+        build_cluster_topology(node_spec(8, IntraTopology::fully_connected, true));
     CHECK(c.topology.num_links() == 8 + 28);
     Router router(c.topology);
     CHECK(router.route(c.accelerator(2), c.accelerator(6)).hops.size() == 1);
@@ -154,12 +162,14 @@ TEST_CASE("multi-node star with two NIC rails: accelerator i uses NIC i % 2") {
   CHECK(c.accelerators.size() == 12);
   CHECK(c.nics.size() == 3);
   Router router(c.topology);
-  const Route& r = router.route(c.accelerator(1), c.accelerator(5));  // node 0 acc 1 -> node 1 acc 1
+  const Route& r =
+      router.route(c.accelerator(1), c.accelerator(5));  // node 0 acc 1 -> node 1 acc 1
   CHECK(path_kinds(c.topology, r) == "acc>nic>switch>nic>acc");
   const LinkProps& first = c.topology.link(r.hops[0].link);
   CHECK((first.a == c.nics[0][1] || first.b == c.nics[0][1]));
   // Same node, same NIC: still the intra-node switch, never a detour through the NIC.
-  CHECK(path_kinds(c.topology, router.route(c.accelerator(0), c.accelerator(2))) == "acc>switch>acc");
+  CHECK(path_kinds(c.topology, router.route(c.accelerator(0), c.accelerator(2))) ==
+        "acc>switch>acc");
   // Different rails: change rail inside the destination node.
   CHECK(router.route(c.accelerator(0), c.accelerator(5)).hops.size() == 6);
 }
@@ -174,12 +184,14 @@ TEST_CASE("fat tree: leaves under one spine, uplinks scaled by oversubscription"
   const ClusterTopology c = build_cluster_topology(spec);
   // 6 host links, 6 NIC links, 6 leaf downlinks, 2 uplinks (4 and 2 nodes).
   REQUIRE(c.topology.num_links() == 20);
-  CHECK(c.topology.link(16).bw_bytes_per_s == Approx(2e10));  // leaf 0 uplink (after its 4 downlinks): 4 x 1e10 / 2
+  CHECK(c.topology.link(16).bw_bytes_per_s ==
+        Approx(2e10));  // leaf 0 uplink (after its 4 downlinks): 4 x 1e10 / 2
   CHECK(c.topology.link(19).bw_bytes_per_s == Approx(1e10));
   Router router(c.topology);
   CHECK(path_kinds(c.topology, router.route(c.accelerator(0), c.accelerator(5))) ==
         "acc>nic>switch>switch>switch>nic>acc");
-  CHECK(path_kinds(c.topology, router.route(c.accelerator(0), c.accelerator(3))) == "acc>nic>switch>nic>acc");
+  CHECK(path_kinds(c.topology, router.route(c.accelerator(0), c.accelerator(3))) ==
+        "acc>nic>switch>nic>acc");
 }
 
 TEST_CASE("inter-node rings and tori") {

@@ -41,11 +41,14 @@ inline std::string slurp(const std::string& path) {
 
 // Runs `trainsim args...` (or any program when `program` is given) with the working directory
 // unchanged; stdin is /dev/null.
-inline CliResult run_cli(const std::vector<std::string>& args, const std::string& program = TRAINSIM_EXE) {
+inline CliResult run_cli(const std::vector<std::string>& args,
+                         const std::string& program = TRAINSIM_EXE) {
   static int counter = 0;
-  const std::string base = "/tmp/trainsim_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++);
+  const std::string base =
+      "/tmp/trainsim_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++);
   std::string cmd = shell_quote(program);
-  for (const auto& a : args) cmd += " " + shell_quote(a);
+  for (const auto& a : args)
+    cmd += " " + shell_quote(a);
   cmd += " </dev/null >" + base + ".out 2>" + base + ".err";
   const int status = std::system(cmd.c_str());
   CliResult r;
@@ -58,10 +61,11 @@ inline CliResult run_cli(const std::vector<std::string>& args, const std::string
 }
 
 // Writes `content` to a fresh temporary file with the given suffix and returns its path.
-inline std::string write_temp_file(const std::string& content, const std::string& suffix = ".json") {
+inline std::string write_temp_file(const std::string& content,
+                                   const std::string& suffix = ".json") {
   static int counter = 0;
-  const std::string path =
-      "/tmp/trainsim_input_" + std::to_string(::getpid()) + "_" + std::to_string(counter++) + suffix;
+  const std::string path = "/tmp/trainsim_input_" + std::to_string(::getpid()) + "_" +
+                           std::to_string(counter++) + suffix;
   std::ofstream(path, std::ios::binary) << content;
   return path;
 }

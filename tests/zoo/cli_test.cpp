@@ -14,8 +14,9 @@ using trainsim::test::run_cli;
 TEST_CASE("models list prints every model with its defaults") {
   const auto r = run_cli({"models", "list"});
   REQUIRE(r.exit_code == 0);
-  for (const char* name : {"resnet20", "resnet101", "inception_v3", "efficientnet_b4_g16", "amoebanet_d", "unet",
-                           "transformer48", "bert_large", "gpt2_xl", "lstm_ptb", "mnist_mlp"}) {
+  for (const char* name :
+       {"resnet20", "resnet101", "inception_v3", "efficientnet_b4_g16", "amoebanet_d", "unet",
+        "transformer48", "bert_large", "gpt2_xl", "lstm_ptb", "mnist_mlp"}) {
     CHECK(r.out.find(name) != std::string::npos);
   }
   CHECK(r.out.find("defaults: F=256 N=18") != std::string::npos);
