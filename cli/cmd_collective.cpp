@@ -1,4 +1,4 @@
-// trainsim collective --cluster NAME [--set PATH=VALUE]... --op OP --algorithm ALG --bytes SIZE
+// trainsim collective --cluster NAME [--set PATH=VALUE]... [--op OP] [--algorithm ALG] --bytes SIZE
 //                     [--density R] [--sweep MIN:MAX] [--format text|json]
 
 #include <cmath>
@@ -118,8 +118,8 @@ void print_text(std::ostream& os, const std::string& cluster, const coll::Collec
 
 int run_collective(const Args& args, CommandIo& io) {
   po::options_description options("collective options");
-  std::string cluster_name, op = "allreduce", algorithm, bytes_text, sweep, format = "text",
-                            dtype = "fp32";
+  std::string cluster_name, op = "allreduce", algorithm = "ring", bytes_text, sweep,
+                            format = "text", dtype = "fp32";
   std::vector<std::string> sets, dirs;
   double density = 0.001;
   int ranks = 0, chunks = 0, servers = 1;
@@ -129,7 +129,8 @@ int run_collective(const Args& args, CommandIo& io) {
       "op", po::value(&op), "allreduce | allgather | reduce_scatter | broadcast")(
       "algorithm", po::value(&algorithm),
       "ring | tree | double_binary_tree | halving_doubling | hierarchical | parameter_server | "
-      "topk | gtopk")("bytes", po::value(&bytes_text), "payload per rank, e.g. 64 MiB")(
+      "topk | gtopk (default ring)")("bytes", po::value(&bytes_text),
+                                     "payload per rank, e.g. 64 MiB")(
       "sweep", po::value(&sweep), "MIN:MAX sizes, doubling (nccl-tests-like table)")(
       "density", po::value(&density), "topk/gtopk: fraction of gradients sent (default 0.001)")(
       "ranks", po::value(&ranks), "use the first N accelerators (default: all)")(
@@ -141,15 +142,14 @@ int run_collective(const Args& args, CommandIo& io) {
       "profile-dir", po::value(&dirs), "extra folder of profile JSON files (repeatable)");
   po::positional_options_description pos;
   po::variables_map vm;
-  if (!parse_command_line(
-          "collective",
-          "--cluster NAME --op OP --algorithm ALG (--bytes SIZE | --sweep MIN:MAX) [--density R] "
-          "[--format text|json]",
-          args, options, pos, vm, io)) {
+  if (!parse_command_line("collective",
+                          "--cluster NAME [--op OP] [--algorithm ALG] (--bytes SIZE | --sweep "
+                          "MIN:MAX) [--density R] "
+                          "[--format text|json]",
+                          args, options, pos, vm, io)) {
     return 0;
   }
   if (cluster_name.empty()) throw UsageError("trainsim collective", "--cluster NAME is required");
-  if (algorithm.empty()) throw UsageError("trainsim collective", "--algorithm ALG is required");
   if (format != "text" && format != "json")
     throw UsageError("--format " + format, "expected text or json");
   if (bytes_text.empty() == sweep.empty())
