@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "models/collective_cost.hpp"
+#include "models/input_pipeline.hpp"
 #include "models/parallel/pipeline_sim.hpp"
 #include "sim/core/engine.hpp"
 #include "sim/hw/roofline.hpp"
@@ -61,43 +62,6 @@ double saved_bytes_per_sample(const Scenario& s) {
   return checkpoints + worst_segment;
 }
 
-// Host-side cost of one fresh group (the batch that echoing turns into echo_factor batches).
-struct UpstreamStages {
-  double read_s = 0;
-  double decode_s = 0;
-  double augment_s = 0;
-  double batch_s = 0;
-  double total_s() const { return read_s + decode_s + augment_s + batch_s; }
-};
-
-UpstreamStages upstream_stages(const Scenario& s) {
-  UpstreamStages u;
-  if (!s.input.enabled) return u;
-  const auto& in = s.input;
-  const double b = s.batch_per_replica;
-  const double e = in.echo_factor;
-  // Replicas on one host share its pipeline workers and its storage bandwidth: each replica's
-  // pipeline gets a (possibly fractional) share of the workers.
-  const double replicas_per_host = std::min(s.cluster.accelerators_per_node, s.data_parallel);
-  const double workers = in.workers / replicas_per_host;
-  const double storage_s = b * in.storage_bytes_per_sample * replicas_per_host /
-                           s.cluster.host.storage_read_bw_bytes_per_s;
-  u.read_s = std::max(b * in.read_s_per_sample / workers, storage_s);
-  u.decode_s = b * in.decode_s_per_sample / workers;
-  // Echoing before augmentation augments every copy again; batch echoing repeats finished
-  // batches, example echoing batches e x b samples out of the shuffle buffer.
-  u.augment_s = b * in.augment_s_per_sample * (in.echo_before_augment ? e : 1) / workers;
-  u.batch_s = b * in.batch_s_per_sample * (in.echo_mode == EchoMode::example ? e : 1) / workers;
-  return u;
-}
-
-double h2d_batch_s(const Scenario& s) {
-  if (!s.input.enabled) return 0;
-  const double elements = s.model.input_bytes_per_sample() / dtype_bytes(s.model.input_dtype);
-  const double bytes = s.batch_per_replica * elements * dtype_bytes(s.input.input_dtype);
-  return s.cluster.host_link.latency_s + bytes / s.cluster.host_link.bw_bytes_per_s;
-}
-
 std::string format_mb(double bytes) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.1f MB", bytes / 1e6);
@@ -118,8 +82,10 @@ class ReplicaSim {
     grad_bytes_ = sim::dtype_bytes(s.precision);
     ranks_ = s.data_parallel;
     step_end_.reserve(static_cast<std::size_t>(s.steps));
-    stages_ = upstream_stages(s);
-    h2d_s_ = h2d_batch_s(s);
+    // Replicas on one host share its pipeline workers and its storage bandwidth.
+    stages_ = upstream_stages(s, s.batch_per_replica,
+                              std::min(s.cluster.accelerators_per_node, s.data_parallel));
+    h2d_s_ = h2d_batch_s(s, s.batch_per_replica);
     if (trace_ != nullptr) {
       // One replica is simulated; the others are identical, so its tracks stand for all.
       compute_track_ = trace_->track("replica 0 / gpu0", "compute");

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "models/input_pipeline.hpp"
 #include "models/parallel/pipeline_schedule.hpp"
 #include "models/parallel/stage_plan.hpp"
 #include "models/zoo/zoo_model.hpp"
@@ -282,23 +283,12 @@ class PipelineSim {
   // Host input: the host's pipeline workers make fresh batches of N samples for the replicas on
   // that host; each is copied to stage 0's device and serves one accumulation round.
   void setup_input() {
-    const auto& in = s_.input;
     const double b = static_cast<double>(plan_.batch);
-    const int e = in.echo_factor;
+    // Each host's workers feed the replicas whose stage 0 it holds.
     const int stage0_per_host = std::max(1, s_.cluster.accelerators_per_node / k_);
     const double replicas_per_host = std::min(stage0_per_host, s_.data_parallel);
-    const double workers = std::max(1.0, in.workers / replicas_per_host);
-    const double cpu_s = b * (in.read_s_per_sample + in.decode_s_per_sample) +
-                         b * in.augment_s_per_sample * (in.echo_before_augment ? e : 1) +
-                         b * in.batch_s_per_sample * e;
-    const double storage_s = b * in.storage_bytes_per_sample * replicas_per_host /
-                             s_.cluster.host.storage_read_bw_bytes_per_s;
-    upstream_s_ = std::max(cpu_s / workers, storage_s);
-    const double in_bytes = b * s_.model.input_bytes_per_sample() *
-                            (in.input_dtype == "fp32" ? 4.0 : 1.0) /
-                            dtype_bytes(s_.model.input_dtype);
-    h2d_time_ = Time::from_seconds(s_.cluster.host_link.latency_s +
-                                   in_bytes / s_.cluster.host_link.bw_bytes_per_s);
+    upstream_s_ = upstream_stages(s_, b, replicas_per_host).total_s();
+    h2d_time_ = Time::from_seconds(h2d_batch_s(s_, b));
     upstream_time_ = Time::from_seconds(upstream_s_);
     if (trace_ != nullptr) {
       host_.trace_to(*trace_, trace_->track("host0", "input workers"));
