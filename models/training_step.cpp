@@ -12,6 +12,7 @@
 #include "models/collective_cost.hpp"
 #include "models/input_pipeline.hpp"
 #include "models/parallel/pipeline_sim.hpp"
+#include "models/steady_state.hpp"
 #include "sim/core/engine.hpp"
 #include "sim/hw/roofline.hpp"
 #include "sim/hw/stream.hpp"
@@ -102,13 +103,9 @@ class ReplicaSim {
     if (s_.input.enabled) produce();
     start_step();
     engine_.run();
-    if (static_cast<int>(step_end_.size()) != s_.steps)
-      throw std::runtime_error("simulation stalled");
     StepReport r;
+    r.step_time_s = steady_step_time_s(step_end_, s_.steps, s_.warmup_steps, "simulation");
     const int measured = s_.steps - s_.warmup_steps;
-    const double t0 =
-        s_.warmup_steps == 0 ? 0.0 : step_end_[static_cast<std::size_t>(s_.warmup_steps - 1)];
-    r.step_time_s = (step_end_.back() - t0) / measured;
     r.breakdown = measured_;
     for (double* v :
          {&r.breakdown.compute_s, &r.breakdown.recompute_s, &r.breakdown.exposed_comm_s,

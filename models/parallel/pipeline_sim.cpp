@@ -10,6 +10,7 @@
 #include "models/input_pipeline.hpp"
 #include "models/parallel/pipeline_schedule.hpp"
 #include "models/parallel/stage_plan.hpp"
+#include "models/steady_state.hpp"
 #include "models/zoo/zoo_model.hpp"
 #include "sim/core/engine.hpp"
 #include "sim/core/input_error.hpp"
@@ -77,13 +78,9 @@ class PipelineSim {
     if (s_.input.enabled) produce();
     start_step();
     engine_.run();
-    if (static_cast<int>(step_end_.size()) != s_.steps)
-      throw std::runtime_error("pipeline simulation stalled");
     StepReport r;
+    r.step_time_s = steady_step_time_s(step_end_, s_.steps, s_.warmup_steps, "pipeline simulation");
     const int measured = s_.steps - s_.warmup_steps;
-    const double t0 =
-        s_.warmup_steps == 0 ? 0.0 : step_end_[static_cast<std::size_t>(s_.warmup_steps - 1)];
-    r.step_time_s = (step_end_.back() - t0) / measured;
     // The breakdown is the mean over stages (each stage's parts sum to the step time).
     for (const auto& st : stages_) {
       const StageTally& t = st->tally;
