@@ -4,16 +4,12 @@
 // its completion times back through a pipe.
 #if defined(TRAINSIM_HAVE_SIMGRID)
 
-#include <sys/wait.h>
-#include <unistd.h>
 #include <catch2/catch.hpp>
 #include <simgrid/s4u.hpp>
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <random>
-#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -22,7 +18,8 @@
 #include "sim/hw/specs.hpp"
 #include "sim/net/cluster_topology.hpp"
 #include "sim/net/flow_network.hpp"
-#include "tests/support/simgrid_cm02_args.hpp"
+#include "tests/support/forked_child.hpp"
+#include "tests/support/simgrid_platform.hpp"
 
 using namespace trainsim::sim;
 namespace sg4 = simgrid::s4u;
@@ -56,102 +53,27 @@ std::vector<double> run_trainsim(const Topology& topo, const std::vector<Transfe
   return done;
 }
 
-// In the child: builds the platform with explicit routes (the ones trainsim's router chose, so
-// this compares the sharing model, not the routing) and runs one actor per transfer.
+// In the child: one actor per transfer on SimGrid's copy of the platform.
 [[noreturn]] void simgrid_child(const Topology& topo, std::vector<Transfer> transfers, int out_fd) {
-  Router router(topo);
-  std::vector<std::string> args = trainsim::testing::simgrid_cm02_args("trainsim-simgrid-compare");
-  std::vector<char*> argv;
-  for (auto& a : args)
-    argv.push_back(a.data());
-  int argc = static_cast<int>(argv.size());
-  sg4::Engine e(&argc, argv.data());
-  auto* zone = sg4::create_full_zone("world");
-  std::vector<sg4::Host*> hosts;
-  for (VertexId v = 0; v < topo.num_vertices(); ++v)
-    hosts.push_back(zone->create_host(topo.vertex(v).name, 1e9));
-  std::vector<sg4::Link*> links;
-  for (LinkId l = 0; l < topo.num_links(); ++l) {
-    const LinkProps& p = topo.link(l);
-    const std::string name = numbered("link", static_cast<int>(l));
-    if (p.duplex == Duplex::full) {
-      links.push_back(
-          zone->create_split_duplex_link(name, p.bw_bytes_per_s)->set_latency(p.latency_s)->seal());
-    } else {
-      links.push_back(zone->create_link(name, p.bw_bytes_per_s)
-                          ->set_latency(p.latency_s)
-                          ->set_sharing_policy(sg4::Link::SharingPolicy::SHARED)
-                          ->seal());
-    }
-  }
-  std::set<std::pair<VertexId, VertexId>> routed;
-  for (const Transfer& t : transfers) {
-    if (!routed.insert({t.src, t.dst}).second) continue;
-    std::vector<sg4::LinkInRoute> route;
-    for (const Hop& hop : router.route(t.src, t.dst).hops) {
-      if (topo.link(hop.link).duplex == Duplex::full) {
-        route.emplace_back(links[hop.link], hop.forward ? sg4::LinkInRoute::Direction::UP
-                                                        : sg4::LinkInRoute::Direction::DOWN);
-      } else {
-        route.emplace_back(links[hop.link]);
-      }
-    }
-    zone->add_route(hosts[t.src]->get_netpoint(), hosts[t.dst]->get_netpoint(), nullptr, nullptr,
-                    route, false);
-  }
-  zone->seal();
+  trainsim::testing::SimgridPlatform platform(topo, "trainsim-simgrid-compare");
+  for (const Transfer& t : transfers)
+    platform.add_route(t.src, t.dst);
   std::vector<double> done(transfers.size(), -1);
   for (std::size_t i = 0; i < transfers.size(); ++i) {
-    sg4::Actor::create(numbered("t", static_cast<int>(i)), hosts[transfers[i].src], [&, i] {
+    sg4::Actor::create(numbered("t", static_cast<int>(i)), platform.host(transfers[i].src), [&, i] {
       sg4::this_actor::sleep_until(transfers[i].start_s);
-      sg4::Comm::sendto(hosts[transfers[i].src], hosts[transfers[i].dst], transfers[i].bytes);
+      sg4::Comm::sendto(platform.host(transfers[i].src), platform.host(transfers[i].dst),
+                        transfers[i].bytes);
       done[i] = sg4::Engine::get_clock();
     });
   }
-  e.run();
-  std::string text;
-  char buf[64];
-  for (double d : done) {
-    std::snprintf(buf, sizeof buf, "%.17g\n", d);
-    text += buf;
-  }
-  std::size_t off = 0;
-  while (off < text.size()) {
-    const ssize_t n = write(out_fd, text.data() + off, text.size() - off);
-    if (n <= 0) _exit(3);
-    off += static_cast<std::size_t>(n);
-  }
-  close(out_fd);
-  _exit(0);
+  platform.run();
+  trainsim::testing::write_numbers_and_exit(out_fd, done);
 }
 
 std::vector<double> run_simgrid(const Topology& topo, const std::vector<Transfer>& transfers) {
-  int fds[2];
-  REQUIRE(pipe(fds) == 0);
-  std::fflush(nullptr);
-  const pid_t pid = fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    close(fds[0]);
-    simgrid_child(topo, transfers, fds[1]);
-  }
-  close(fds[1]);
-  std::string text;
-  char buf[4096];
-  for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;)
-    text.append(buf, static_cast<std::size_t>(n));
-  close(fds[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  REQUIRE(WIFEXITED(status));
-  REQUIRE(WEXITSTATUS(status) == 0);
-  std::vector<double> done;
-  for (std::size_t pos = 0; pos < text.size();) {
-    const std::size_t nl = text.find('\n', pos);
-    done.push_back(std::stod(text.substr(pos, nl - pos)));
-    pos = nl + 1;
-  }
-  return done;
+  return trainsim::testing::numbers_from_forked_child(
+      [&](int fd) { simgrid_child(topo, transfers, fd); });
 }
 
 // Compares both simulators; returns the largest relative difference.
