@@ -9,10 +9,10 @@
 namespace trainsim::fit {
 namespace {
 
-std::string join(const std::vector<std::string>& items) {
+std::string join(const std::vector<std::string>& items, const char* sep = ", ") {
   std::string out;
   for (std::size_t i = 0; i < items.size(); ++i)
-    out += (i > 0 ? ", " : "") + items[i];
+    out += (i > 0 ? sep : "") + items[i];
   return out;
 }
 
@@ -91,7 +91,8 @@ CsvTable parse_csv_table(std::string_view text, const std::string& file_name) {
     }
     if (fields.size() != table.header.size()) {
       throw InputError(where, "expected " + std::to_string(table.header.size()) + " fields (" +
-                                  join(table.header) + "), found " + std::to_string(fields.size()));
+                                  join(table.header, ",") + "), found " +
+                                  std::to_string(fields.size()));
     }
     table.rows.push_back(CsvRow{line_no, std::move(fields)});
   }

@@ -23,16 +23,6 @@ std::string join(const std::vector<std::string>& items, const std::string& sep) 
   return out;
 }
 
-std::size_t column_index(const std::vector<std::string>& header, const std::string& name,
-                         const std::string& where, const std::string& role) {
-  const auto it = std::find(header.begin(), header.end(), name);
-  if (it == header.end()) {
-    throw InputError(where,
-                     "no " + role + " column '" + name + "' (columns: " + join(header, ", ") + ")");
-  }
-  return static_cast<std::size_t>(it - header.begin());
-}
-
 std::string default_throughput_column(const std::vector<std::string>& header,
                                       const std::string& where) {
   std::vector<std::string> found;
@@ -73,53 +63,27 @@ double parse_positive(const std::string& text, const std::string& column,
 
 std::vector<Series> parse_points_csv(std::string_view text, const std::string& file_name,
                                      const CsvColumns& columns) {
-  std::vector<std::string> header;
-  std::size_t batch_col = 0;
-  std::size_t throughput_col = 0;
+  const CsvTable table = parse_csv_table(text, file_name);
+  const std::vector<std::string>& header = table.header;
+  const std::size_t batch_col = table.column(columns.batch, "batch");
+  const std::string throughput_name =
+      columns.throughput.empty()
+          ? default_throughput_column(header, file_name + ":" + std::to_string(table.header_line))
+          : columns.throughput;
+  const std::size_t throughput_col = table.column(throughput_name, "throughput");
   std::optional<std::size_t> weight_col;
+  if (!columns.weight.empty()) weight_col = table.column(columns.weight, "weight");
   std::vector<std::size_t> group_cols;
+  for (const auto& g : columns.group)
+    group_cols.push_back(table.column(g, "group"));
+
   std::vector<Series> series;
   std::map<std::vector<std::string>, std::size_t> series_index;
-
-  int line_no = 0;
-  // Spreadsheet exports often start with a UTF-8 byte-order mark; it is not part of the first name.
-  std::size_t pos = text.starts_with("\xEF\xBB\xBF") ? 3 : 0;
-  while (pos < text.size()) {
-    const auto eol = text.find('\n', pos);
-    const std::string_view line =
-        text.substr(pos, eol == std::string_view::npos ? std::string_view::npos : eol - pos);
-    pos = eol == std::string_view::npos ? text.size() : eol + 1;
-    ++line_no;
-    const std::string where = file_name + ":" + std::to_string(line_no);
-    const std::string_view body = trim_csv_field(line);
-    if (body.empty() || body.front() == '#') continue;  // blank lines and comments carry no point
-    std::vector<std::string> fields = split_csv_fields(body);
-    if (header.empty()) {
-      header = std::move(fields);
-      for (std::size_t i = 0; i < header.size(); ++i) {
-        if (std::find(header.begin(), header.begin() + static_cast<std::ptrdiff_t>(i), header[i]) !=
-            header.begin() + static_cast<std::ptrdiff_t>(i)) {
-          throw InputError(where, "column '" + header[i] + "' appears twice in the header (" +
-                                      join(header, ", ") + "): which one is meant is ambiguous");
-        }
-      }
-      batch_col = column_index(header, columns.batch, where, "batch");
-      const std::string throughput_name = columns.throughput.empty()
-                                              ? default_throughput_column(header, where)
-                                              : columns.throughput;
-      throughput_col = column_index(header, throughput_name, where, "throughput");
-      if (!columns.weight.empty())
-        weight_col = column_index(header, columns.weight, where, "weight");
-      for (const auto& g : columns.group)
-        group_cols.push_back(column_index(header, g, where, "group"));
-      continue;
-    }
-    if (fields.size() != header.size()) {
-      throw InputError(where, "expected " + std::to_string(header.size()) + " fields (" +
-                                  join(header, ",") + "), found " + std::to_string(fields.size()));
-    }
+  for (const CsvRow& row : table.rows) {
+    const std::string where = file_name + ":" + std::to_string(row.line);
+    const std::vector<std::string>& fields = row.fields;
     Point p;
-    p.line = line_no;
+    p.line = row.line;
     p.batch = parse_positive(fields[batch_col], header[batch_col], where);
     p.throughput_samples_per_s =
         parse_positive(fields[throughput_col], header[throughput_col], where);
@@ -134,13 +98,6 @@ std::vector<Series> parse_points_csv(std::string_view text, const std::string& f
       series.push_back(Series{key.empty() ? "all" : join(key, "/"), key, {}, file_name});
     series[it->second].points.push_back(p);
   }
-  if (header.empty()) {
-    throw InputError(file_name + ":" + std::to_string(std::max(line_no, 1)),
-                     "empty file: expected a header line "
-                     "naming the columns, then one point per line");
-  }
-  if (series.empty())
-    throw InputError(file_name + ":" + std::to_string(line_no), "no data rows after the header");
   return series;
 }
 
