@@ -8,6 +8,7 @@
 #include <ceres/ceres.h>
 #include <Eigen/SVD>
 
+#include "fit/solver_setup.hpp"
 #include "fit/uncertainty.hpp"
 #include "sim/core/input_error.hpp"
 
@@ -259,19 +260,12 @@ CalibrationResult calibrate(std::span<const CalibrationParameter> parameters,
     if (std::isfinite(scaled.upper(j)))
       problem.SetParameterUpperBound(blocks[j], 0, scaled.upper(j));
   }
-  ceres::Solver::Options solver;
-  solver.minimizer_type = ceres::TRUST_REGION;
-  solver.trust_region_strategy_type = ceres::LEVENBERG_MARQUARDT;
-  solver.linear_solver_type = ceres::DENSE_QR;
-  solver.max_num_iterations = options.max_iterations;
+  ceres::Solver::Options solver = quiet_lm_options(options.max_iterations);
   // Derivatives are finite differences of a piecewise-smooth model: ask for no more than they can
   // give.
   solver.function_tolerance = 1e-12;
   solver.gradient_tolerance = 1e-14;
   solver.parameter_tolerance = 1e-10;
-  solver.num_threads = 1;
-  solver.logging_type = ceres::SILENT;
-  solver.minimizer_progress_to_stdout = false;
 
   ceres::Solver::Summary summary;
   ceres::Solve(solver, &problem, &summary);

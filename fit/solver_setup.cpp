@@ -9,20 +9,25 @@ ceres::Problem::Options problem_options() {
   return o;
 }
 
-ceres::Solver::Options solver_options(const FitOptions& options) {
+ceres::Solver::Options quiet_lm_options(int max_iterations) {
   ceres::Solver::Options o;
   o.minimizer_type = ceres::TRUST_REGION;
   o.trust_region_strategy_type = ceres::LEVENBERG_MARQUARDT;
   o.linear_solver_type = ceres::DENSE_QR;
-  o.max_num_iterations = options.max_iterations;
+  o.max_num_iterations = max_iterations;
+  o.num_threads = 1;
+  o.logging_type = ceres::SILENT;
+  o.minimizer_progress_to_stdout = false;
+  return o;
+}
+
+ceres::Solver::Options solver_options(const FitOptions& options) {
+  ceres::Solver::Options o = quiet_lm_options(options.max_iterations);
   // Tight enough that the optimum agrees with scipy's to ~1e-10 relative; these problems have
   // two parameters, so the extra iterations cost microseconds.
   o.function_tolerance = 1e-15;
   o.gradient_tolerance = 1e-16;
   o.parameter_tolerance = 1e-14;
-  o.num_threads = 1;
-  o.logging_type = ceres::SILENT;
-  o.minimizer_progress_to_stdout = false;
   return o;
 }
 

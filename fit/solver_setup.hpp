@@ -11,6 +11,8 @@
 namespace trainsim::fit {
 
 ceres::Problem::Options problem_options();
+// Levenberg-Marquardt with dense QR, single-threaded and silent; the caller sets tolerances.
+ceres::Solver::Options quiet_lm_options(int max_iterations);
 ceres::Solver::Options solver_options(const FitOptions& options);
 ceres::Covariance::Options covariance_options();
 struct BoundedBlock {
