@@ -1,0 +1,58 @@
+#pragma once
+// Accuracy of predictions against a reference table: the statistics behind `trainsim validate`.
+// Pure arithmetic over (measured, predicted) points; the simulations that produce the predictions
+// live with the command (cli/), which maps each table's rows to scenarios.
+//
+// Every table's rows are split into a calibration half and a validation half (split_halves):
+// parameters are fitted on the calibration half only, and both halves are reported apart.
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace trainsim::fit {
+
+enum class Half { calibration, validation };
+const char* half_name(Half h);
+
+struct ValidationPoint {
+  std::string label;   // one row, readable: "8x V100 16GB resnet50 batch 1024"
+  std::string series;  // rows that form one curve (same system and workload, varying x)
+  double x = 0;        // the series' varying quantity (batch, GPU count, message size)
+  double measured = 0;
+  double predicted = 0;
+  int gpus = 0;  // > 0 where the table has GPU counts (scaling efficiency is computed from these)
+  Half half = Half::calibration;
+};
+
+struct WorstPoint {
+  std::string label;
+  double measured = 0;
+  double predicted = 0;
+  double error_pct = 0;  // signed: (predicted - measured) / measured x 100
+};
+
+struct TableAccuracy {
+  std::string name;
+  std::string source;
+  Half half = Half::calibration;
+  int points = 0;
+  double mape_abs_pct = 0;    // mean |predicted - measured| / measured
+  double mape_shape_pct = 0;  // the same after dividing each series by its own mean
+                              // (measured and predicted apart): the curve's shape
+  // Scaling efficiency thr(n) / (n thr(1)) per series, predicted vs measured, for rows with
+  // n > 1 GPUs whose series has a 1-GPU row (in either half); nullopt when there is none.
+  std::optional<double> mape_scaling_pct;
+  std::vector<WorstPoint> worst;  // largest |error| first, at most `worst_count`
+};
+
+// Assigns halves: within each series, rows sorted by x alternate calibration, validation,
+// calibration, ... (ties keep input order), so both halves cover every series and range.
+void split_halves(std::vector<ValidationPoint>& points);
+
+// Accuracy of the points of `half` (the others are used only as scaling references).
+TableAccuracy summarize(const std::string& name, const std::string& source, Half half,
+                        const std::vector<ValidationPoint>& points, std::size_t worst_count = 5);
+
+}  // namespace trainsim::fit

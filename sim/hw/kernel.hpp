@@ -1,0 +1,55 @@
+#pragma once
+// One device kernel as a framework launches it: its class (which library path runs it), its
+// dtype, its arithmetic and its DRAM traffic, plus the GEMM view that wave quantisation needs.
+// Device-independent: sim/hw/kernel_model.hpp turns it into time on an accelerator.
+
+#include <cstdint>
+
+#include "sim/hw/specs.hpp"
+
+namespace trainsim::sim {
+
+// The library path a kernel takes. Compute classes (gemm .. recurrent) are priced against the
+// dtype's peak FLOP/s with a per-class achieved efficiency and wave quantisation of their GEMM
+// view; memory classes (elementwise .. topk) against DRAM bandwidth with a per-class efficiency.
+enum class KernelClass {
+  gemm,            // cuBLAS/cuBLASLt GEMM and batched GEMM (linear layers, attention matmuls)
+  conv,            // cuDNN implicit-GEMM convolution (fwd, dgrad, wgrad)
+  depthwise_conv,  // depthwise / grouped convolution with few channels per group
+  attention,       // fused (FlashAttention-style) attention, fwd or bwd
+  recurrent,       // one time step's recurrent GEMM + gates of an RNN/LSTM/GRU cell
+  elementwise,     // pointwise ops: activations, dropout, residual add, casts, bias
+  normalization,   // batch/layer/group norm (statistics + normalise), fwd or bwd
+  softmax,         // row softmax / log-softmax / cross-entropy rows
+  reduction,       // column/row sums (bias gradients, norm weight gradients)
+  pooling,         // max/avg pooling, upsampling
+  gather,          // embedding lookup, index_select (irregular reads)
+  scatter,         // embedding gradient, index_add (irregular writes)
+  optimizer,       // multi-tensor optimizer update (SGD/momentum/Adam), grad-scaler unscale
+  copy,            // memcpy / memset / layout transforms (device to device)
+  topk,            // top-k selection over a gradient vector (radix select passes)
+};
+inline constexpr int kKernelClassCount = 15;
+const char* kernel_class_name(KernelClass c);
+// True for the classes priced against peak FLOP/s (gemm, conv, depthwise_conv, attention,
+// recurrent); false for the memory-bound ones.
+bool is_compute_class(KernelClass c);
+
+// A GEMM C[m x n] (+)= A[m x k] B[k x n], `batch` independent ones (batched GEMM, attention
+// heads x samples). Convolutions use their implicit-GEMM view. Empty (all 0) for memory kernels.
+struct GemmShape {
+  double m = 0;
+  double n = 0;
+  double k = 0;
+  double batch = 1;
+};
+
+struct Kernel {
+  KernelClass cls = KernelClass::elementwise;
+  Dtype dtype = Dtype::fp32;  // compute dtype (tf32: fp32 storage, tensor-core math)
+  double flops = 0;           // multiply-add = 2 FLOPs
+  double bytes = 0;           // DRAM bytes read + written
+  GemmShape gemm;             // compute classes only
+};
+
+}  // namespace trainsim::sim

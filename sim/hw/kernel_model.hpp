@@ -1,0 +1,40 @@
+#pragma once
+// The one kernel-time model: what a kernel (sim/hw/kernel.hpp) costs on an accelerator.
+//
+//   time = device gap + max(compute time, memory time)
+//   compute time = flops / (peak[dtype] x eff[class][dtype] x quantisation(m, n, batch) x k/(k + k_half))
+//   memory time  = bytes / (DRAM bandwidth x eff_mem[class])
+//
+// - eff[class][dtype] is the achieved fraction of the dtype's peak on large, wave-aligned
+//   problems, per library path (cuBLAS GEMM, cuDNN conv, depthwise, fused attention, RNN cells).
+// - quantisation(m, n, batch) = useful tile area / launched tile area over whole waves: the output
+//   is cut into tiles (the architecture's GEMM tile, or a smaller one when that fills the device
+//   better, at a throughput penalty per halving), tiles run in waves of `compute_units` (one tile
+//   per SM or CU at a time), so a GEMM of 1.1 waves costs 2. Weight-gradient GEMMs with a long K
+//   and few tiles use split-K, as cuBLAS does.
+// - k/(k + k_half): the main loop's prologue and epilogue, which short reductions cannot hide.
+// - eff_mem[class]: achieved fraction of DRAM bandwidth per memory-bound class (streaming
+//   pointwise, two-pass normalisation, irregular gathers, ...).
+// - the device gap: the time between two back-to-back kernels on one stream (launch latency,
+//   ramp-up and tail), which is what makes many small kernels slow even when the host keeps up.
+// The tables live in hw_profiles/kernels/ (one per GPU architecture), each value sourced or
+// calibrated on a named table; see that folder's README.
+
+#include "sim/hw/kernel.hpp"
+#include "sim/hw/specs.hpp"
+
+namespace trainsim::sim {
+
+// Seconds `k` takes on `a`, the device gap included. Throws std::invalid_argument when the
+// accelerator has no path for the kernel's dtype.
+double kernel_time_s(const AcceleratorSpec& a, const Kernel& k);
+
+// The same without the device gap: the kernel's own duration, for work fused into a larger
+// kernel (e.g. the reductions inside one NCCL collective kernel).
+double kernel_body_s(const AcceleratorSpec& a, const Kernel& k);
+
+// Fraction of the launched tile area that does useful work for a GEMM view on `a` (1 for
+// memory-bound classes): the quantisation factor above, exposed for tests and reports.
+double gemm_quantisation(const AcceleratorSpec& a, KernelClass cls, const GemmShape& g);
+
+}  // namespace trainsim::sim
