@@ -17,9 +17,7 @@ namespace {
 
 // The expansion load_scenario applies while overriding: profile names become their objects.
 sim::StringExpander profile_expander(const sim::ProfileLibrary& profiles) {
-  return [&profiles](const std::string& path, nlohmann::json& node, sim::JsonSource& source) {
-    return profiles.expand_cluster(path, node, source);
-  };
+  return models::scenario_expander(profiles);
 }
 
 std::vector<std::string> split_path(const std::string& path) {

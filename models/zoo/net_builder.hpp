@@ -1,9 +1,11 @@
 #pragma once
 // Builds a zoo model's layer list from primitive ops (conv, linear, norm, ...), so the generators
-// state architectures and never repeat cost formulas. Each primitive adds its per-sample costs to
-// the layer entry that is open; tensors carry an id so that an activation needed by several
-// backward passes is counted as saved once, and so that the data (which needs no gradient) costs
-// no input-gradient work.
+// state architectures and never repeat cost formulas. Each primitive adds to the layer entry that
+// is open its per-sample costs and the kernels a framework launches for it, forward and backward
+// (PyTorch eager with cuDNN/cuBLAS: a conv is a forward, a data-gradient and a weight-gradient
+// kernel; a norm is its own memory-bound kernel; a view launches nothing). Tensors carry an id so
+// that an activation needed by several backward passes is counted as saved once, and so that the
+// data (which needs no gradient) costs no input-gradient work.
 
 #include <cstdint>
 #include <stdexcept>
@@ -106,11 +108,17 @@ class NetBuilder {
   void save(const Tensor& t);
   bool needs_grad(const Tensor& t) const;
   void add_costs(double fwd_flops, double fwd_macs, double bwd_input_flops, double bwd_weight_flops,
-                 std::int64_t params);
+                 std::int64_t params, int param_tensors = 0);
+  // Kernels of the open entry: forward ones in call order; each primitive's backward kernels form
+  // a group (in the order autograd runs them), and end() lays the groups out in reverse.
+  void fwd(const KernelSpec& k);
+  void bwd_group();
+  void bwd(const KernelSpec& k);
 
   std::vector<bool> saved_;
   std::vector<bool> needs_grad_;
   std::vector<Layer> layers_;
+  std::vector<std::vector<KernelSpec>> bwd_groups_;
   bool open_ = false;
 };
 

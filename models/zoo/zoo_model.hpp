@@ -19,6 +19,8 @@
 #include <string>
 #include <vector>
 
+#include "sim/hw/kernel.hpp"
+
 namespace trainsim::models {
 
 enum class OpClass {
@@ -37,6 +39,39 @@ enum class OpClass {
 
 const char* op_class_name(OpClass op);
 
+// Which dimension of a kernel's GEMM view grows with the number of samples it processes.
+enum class BatchDim {
+  none,   // fixed size (memory kernels have no GEMM view)
+  m,      // output rows: forward and data-gradient GEMMs (rows = samples x positions)
+  k,      // the reduction: weight-gradient GEMMs
+  batch,  // independent GEMMs: per-sample batched GEMMs (attention heads x samples)
+};
+
+// Attention kernels exist in two forms: unfused (score matrix materialised, several kernels) and
+// fused (FlashAttention-style, one kernel each way). The scenario's `fused_attention` picks one.
+enum class AttentionForm { any, unfused_only, fused_only };
+
+// One kernel a framework launches for a layer, per sample: instantiated for a batch and a dtype
+// by instantiate() below. Activation elements are priced at the activation width, parameter
+// elements at the compute width, raw bytes as they are (dropout masks, int64 indices).
+struct KernelSpec {
+  const char* what = "";  // static label, e.g. "conv fwd", "conv dgrad", "bn bwd"
+  sim::KernelClass cls = sim::KernelClass::elementwise;
+  double flops = 0;           // per sample
+  double act_elements = 0;    // activation elements read + written, per sample
+  double param_elements = 0;  // parameter elements read + written (independent of the batch)
+  double raw_bytes = 0;       // per sample, independent of the dtype
+  sim::GemmShape gemm;        // compute classes: the GEMM view, per sample along batch_dim
+  BatchDim batch_dim = BatchDim::none;
+  int repeat = 1;  // launched this many times in a row (e.g. one recurrent cell per time step);
+                   // flops and bytes above are for one launch
+  AttentionForm form = AttentionForm::any;
+};
+
+// The kernel `k` for `batch` samples in `dtype` (activations and parameters `dtype` wide;
+// tf32 stores fp32).
+sim::Kernel instantiate(const KernelSpec& k, double batch, sim::Dtype dtype);
+
 struct Layer {
   std::string name;
   OpClass op = OpClass::elementwise;
@@ -51,11 +86,28 @@ struct Layer {
   double saved_elements = 0;    // per sample, activation elements kept for backward
   double saved_mask_bytes = 0;  // per sample, dropout masks kept for backward (1 byte per element)
   std::vector<std::int64_t> output_shape;  // per sample, e.g. {C, H, W} or {seq, hidden}
+  int param_tensors = 0;  // parameter tensors (weights, biases, norm scales): optimizer kernels
+                          // and mixed-precision casts are launched per tensor
+  // Activation elements saved only by unfused attention (the score-sized softmax output and
+  // dropped probabilities, included in saved_elements) and the dropout-mask bytes likewise (in
+  // saved_mask_bytes); fused attention keeps per-row statistics instead (fused_saved_elements).
+  double unfused_saved_elements = 0;
+  double unfused_saved_mask_bytes = 0;
+  double fused_saved_elements = 0;
+  // The kernels of the forward and of the backward pass, in launch order.
+  std::vector<KernelSpec> fwd_kernels;
+  std::vector<KernelSpec> bwd_kernels;
 
   double bwd_flops() const { return bwd_input_flops + bwd_weight_flops; }
   // Bytes kept for backward when activations are `bytes_per_element` wide.
   double saved_bytes(double bytes_per_element) const {
     return saved_elements * bytes_per_element + saved_mask_bytes;
+  }
+  // The same with fused (FlashAttention-style) or unfused attention.
+  double saved_bytes(double bytes_per_element, bool fused_attention) const {
+    if (!fused_attention) return saved_bytes(bytes_per_element);
+    return (saved_elements - unfused_saved_elements) * bytes_per_element +
+           (saved_mask_bytes - unfused_saved_mask_bytes) + fused_saved_elements * 4;
   }
 };
 
@@ -75,6 +127,7 @@ struct ZooModel {
   double train_flops() const { return fwd_flops() + bwd_flops(); }
   double saved_elements() const;
   double saved_bytes(double bytes_per_element) const;
+  int param_tensors() const;
 };
 
 // Bytes per element of an input dtype name ("uint8", "int32", "fp32", ...); throws

@@ -1,10 +1,12 @@
 #pragma once
-// Accelerator (and host) kernel times a collective charges, from the roofline of the profile.
+// Accelerator (and host) kernel times a collective charges, from the kernel-time model
+// (sim/hw/kernel_model.hpp).
 // Reductions inside a collective run in the collective's own kernel (NCCL/RCCL launch one kernel
 // per collective), so their per-step cost has no launch overhead; the launch is charged once.
 
 #include <cstdint>
 
+#include "sim/hw/kernel.hpp"
 #include "sim/hw/specs.hpp"
 
 namespace trainsim::sim::collectives {
@@ -29,7 +31,7 @@ struct KernelCosts {
   double scatter_add_s(double count) const;
 
  private:
-  double memory_bound_s(double flops, double bytes) const;
+  double memory_bound_s(KernelClass cls, double flops, double bytes) const;
 };
 
 }  // namespace trainsim::sim::collectives
