@@ -52,7 +52,12 @@ std::optional<double> numeric_value(const nlohmann::json& leaf) {
 }
 
 bool is_fraction(const std::vector<std::string>& parts) {
-  // Efficiencies (achieved fractions of peak) and the sparsification density live in (0, 1].
+  // Efficiencies (achieved fractions of peak: a kernels profile's compute and memory tables, the
+  // half-tile rate) and the sparsification density live in (0, 1].
+  const auto kernels = std::find(parts.begin(), parts.end(), "kernels");
+  if (kernels != parts.end() && kernels + 1 != parts.end() &&
+      (kernels[1] == "compute" || kernels[1] == "memory" || parts.back() == "half_tile_throughput"))
+    return true;
   return std::any_of(
              parts.begin(), parts.end(),
              [](const std::string& p) { return p.find("efficiency") != std::string::npos; }) ||

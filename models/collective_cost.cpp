@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "models/kernel_plan.hpp"
 #include "sim/collectives/collective.hpp"
 
 namespace trainsim::models {
@@ -85,9 +86,11 @@ sim::collectives::Algorithm dense_algorithm(const std::string& name) {
   return sim::collectives::parse_algorithm(name, "communication.algorithm");
 }
 
-// Gradients are stored in the training precision; TF32 math keeps fp32 storage.
-sim::Dtype gradient_dtype(sim::Dtype precision) {
-  return precision == sim::Dtype::tf32 ? sim::Dtype::fp32 : precision;
+// Gradients as the framework keeps them (models/kernel_plan.hpp): fp32 under autocast and in
+// fp32/TF32 training, 16-bit with master weights.
+sim::Dtype gradient_dtype(const Scenario& s) {
+  if (gradient_bytes_per_param(s) >= 4) return sim::Dtype::fp32;
+  return s.precision == sim::Dtype::fp8 ? sim::Dtype::bf16 : s.precision;
 }
 
 }  // namespace
@@ -114,7 +117,7 @@ double CollectiveCoster::priced(double bytes, bool sparse) {
              : dense_algorithm(s_.comm.algorithm);
   spec.bytes = bytes;
   spec.density = s_.comm.density;
-  spec.dtype = gradient_dtype(s_.precision);
+  spec.dtype = gradient_dtype(s_);
   spec.ranks = ranks_;
   // The step charges top-k selection itself; dense reductions run inside the collective.
   spec.charge_kernels = !sparse;
@@ -133,7 +136,7 @@ double CollectiveCoster::dense_allreduce_s(double bytes) {
 
 double CollectiveCoster::sparse_allreduce_s(double elements) {
   if (ranks_ <= 1 || elements <= 0) return 0;
-  const int value_bytes = static_cast<int>(sim::dtype_bytes(gradient_dtype(s_.precision)));
+  const int value_bytes = static_cast<int>(sim::dtype_bytes(gradient_dtype(s_)));
   if (!flow_level_)
     return sparse_allreduce_time_s(s_.cluster, s_.comm, ranks_, elements, value_bytes);
   auto [it, fresh] = sparse_memo_.try_emplace(elements, 0.0);

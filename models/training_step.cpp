@@ -204,9 +204,21 @@ class ReplicaSim {
     host_.submit(dur(l.host_s), host_label, "launch", [this] {
       Pending p = std::move(pending_.front());
       pending_.pop_front();
-      compute_.enqueue(p.duration, p.category, p.label, "kernel", std::move(p.on_done), p.gate);
+      compute_.enqueue(p.duration, p.category, p.label, trace_category(p.category),
+                       std::move(p.on_done), p.gate);
     });
     if (l.count > 1) host_.submit(dur((l.count - 1) * l.host_s), {}, {}, {});
+  }
+
+  static std::string_view trace_category(int category) {
+    switch (category) {
+      case kRecompute:
+        return "recompute";
+      case kOptimizer:
+        return "optimizer";
+      default:
+        return "compute";
+    }
   }
 
   std::string_view label(const char* pass, const std::string& layer, const Launch& l) {
@@ -256,9 +268,7 @@ class ReplicaSim {
     if (steps_started_ == s_.steps) return;
     ++steps_started_;
     micro_ = 0;
-    // Data-loader hand-off, zero_grad and the loop's own work.
-    host_.submit(dur(s_.framework.host_per_step_s), trace_ != nullptr ? "step overhead" : "",
-                 "host", [this] { host_micro(); });
+    host_micro();
   }
 
   // One micro-step: wait for an input batch, launch forward and backward.
@@ -274,6 +284,12 @@ class ReplicaSim {
       produce();
     }
     compute_.set_empty_queue_cause(kIdleHost);
+    // Once per step, after the first batch arrives: the data-loader hand-off, zero_grad and the
+    // loop's own work.
+    if (micro_ == 0) {
+      host_.submit(dur(s_.framework.host_per_step_s), trace_ != nullptr ? "step overhead" : "",
+                   "host", {});
+    }
     const auto& layers = s_.model.layers;
     const bool last_micro = micro_ == s_.grad_accum - 1;
     for (std::size_t i = 0; i < layers.size(); ++i) {

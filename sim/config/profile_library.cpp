@@ -54,7 +54,7 @@ Spec named_or_inline(JsonReader& parent, const std::string& key, ByName by_name,
     JsonReader inline_profile = parent.object(key);
     return read_inline(inline_profile);
   }
-  return by_name(parent.string(key), parent.path_of(key));
+  return by_name(parent.string(key), parent.where(key));
 }
 
 }  // namespace
@@ -117,7 +117,7 @@ AcceleratorSpec read_accelerator(JsonReader& r, const ProfileLibrary& library) {
     JsonReader inline_kernels = r.object("kernels");
     a.kernels = read_kernels(inline_kernels);
   } else {
-    a.kernels = library.kernels(r.string("kernels"), r.path_of("kernels"));
+    a.kernels = library.kernels(r.string("kernels"), r.where("kernels"));
   }
   // Every compute class needs an efficiency for every dtype the device has a peak for.
   for (int c = 0; c < kKernelClassCount; ++c) {
