@@ -111,7 +111,10 @@ nlohmann::json step_report_json(const models::StepReport& r) {
       {"echo_speedup", r.echo_speedup},
       {"upstream_batch_s", r.upstream_batch_s},
       {"h2d_batch_s", r.h2d_batch_s},
-      {"sim", {{"events", r.events}, {"wall_s", r.wall_s}}},
+      {"sim",
+       {{"events", r.events},
+        {"wall_s", r.wall_s},
+        {"micro_steps_simulated", r.micro_steps_simulated}}},
   };
   const auto& p = r.pipeline;
   j["pipeline"] = {{"stages", p.stages},
@@ -181,7 +184,12 @@ void print_step_report_text(std::ostream& os, const models::StepReport& r) {
        << format_number(100 * r.fresh_sample_fraction, 3) << "%, speedup vs no echo "
        << format_number(r.echo_speedup, 3) << "x\n";
   }
-  os << "  simulation           " << r.events << " events in " << format_seconds(r.wall_s) << "\n";
+  os << "  simulation           " << r.events << " events in " << format_seconds(r.wall_s);
+  if (r.micro_steps_simulated < r.pipeline.grad_accum) {
+    os << " (" << r.pipeline.grad_accum << " accumulation micro-steps extended linearly from "
+       << r.micro_steps_simulated - 1 << " and " << r.micro_steps_simulated << ")";
+  }
+  os << "\n";
 }
 
 }  // namespace trainsim::cli

@@ -66,6 +66,9 @@ struct StepReport {
   double h2d_batch_s = 0;       // host-to-device copy of one batch (0 without a pipeline)
   std::uint64_t events = 0;
   double wall_s = 0;
+  // Micro-steps per step actually simulated: fewer than grad_accum when a long accumulation was
+  // extended linearly from two shorter runs (identical middle micro-steps).
+  int micro_steps_simulated = 1;
   PipelineSummary pipeline;  // pipelined runs only (`stages` is empty otherwise)
   std::vector<StageReport> stages;
 };

@@ -364,6 +364,7 @@ StepReport simulate_pipeline(const Scenario& s, sim::TraceRecorder* trace) {
   r.gradient_bytes =
       s.inference ? 0 : static_cast<double>(s.model.params()) * gradient_bytes_per_param(s);
   r.framework = s.framework.name;
+  r.micro_steps_simulated = s.grad_accum;
   r.buckets = s.data_parallel > 1 && !s.inference ? s.pipeline_stages : 0;
   // Stage peers are strided across the cluster, so their allreduce uses the alpha-beta form.
   r.collective_model = r.buckets > 0 ? "alpha-beta (per-stage allreduce)" : "none";

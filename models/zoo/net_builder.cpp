@@ -112,8 +112,8 @@ Tensor NetBuilder::make(std::vector<std::int64_t> shape, bool grad) {
   return t;
 }
 
-Tensor NetBuilder::input(std::vector<std::int64_t> shape) {
-  return make(std::move(shape), false);
+Tensor NetBuilder::input(std::vector<std::int64_t> shape, bool needs_grad) {
+  return make(std::move(shape), needs_grad);
 }
 
 bool NetBuilder::needs_grad(const Tensor& t) const {

@@ -54,8 +54,8 @@ enum class Activation { relu, leaky_relu, gelu, silu, sigmoid, tanh };
 
 class NetBuilder {
  public:
-  // The model input, which needs no gradient.
-  Tensor input(std::vector<std::int64_t> shape);
+  // The model input, which needs no gradient (or does: a kernel benchmark's data-gradient).
+  Tensor input(std::vector<std::int64_t> shape, bool needs_grad = false);
 
   // Opens a layer entry; every primitive until end() is charged to it. `input_elements` is what
   // enters the entry (all tensors handed over from the previous entry).

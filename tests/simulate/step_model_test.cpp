@@ -195,3 +195,19 @@ TEST_CASE("sparsified exchange follows the gTop-k paper's closed forms on 1 Gb/s
   CHECK(comm[0] > 5 * comm[1]);
   CHECK(comm[1] > 2 * comm[2]);
 }
+
+TEST_CASE("a long gradient accumulation extended from two short runs equals the full simulation") {
+  // With a trace the step is simulated micro-step by micro-step; without one, 12 micro-steps are
+  // extended linearly from 4 and 5 (the middle micro-steps are identical).
+  const Scenario s = scenario({"input.enabled=false", "parallelism.grad_accum=12"});
+  trainsim::sim::TraceRecorder trace;
+  const StepReport full = simulate_training(s, &trace);
+  const StepReport fast = simulate_training(s);
+  CHECK(full.micro_steps_simulated == 12);
+  CHECK(fast.micro_steps_simulated == 5);
+  CHECK(fast.step_time_s == Approx(full.step_time_s).epsilon(1e-9));
+  CHECK(fast.breakdown.compute_s == Approx(full.breakdown.compute_s).epsilon(1e-9));
+  CHECK(fast.breakdown.host_s == Approx(full.breakdown.host_s).margin(1e-9));
+  CHECK(fast.breakdown.exposed_comm_s == Approx(full.breakdown.exposed_comm_s).margin(1e-9));
+  CHECK(breakdown_sum(fast) == Approx(fast.step_time_s).epsilon(1e-9));
+}
