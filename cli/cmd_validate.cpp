@@ -87,7 +87,8 @@ int run_validate(const Args& args, CommandIo& io) {
   std::ostringstream text;
   text << std::left << std::setw(26) << "table" << std::setw(13) << "half" << std::right
        << std::setw(7) << "points" << std::setw(11) << "MAPE abs" << std::setw(12) << "MAPE shape"
-       << std::setw(14) << "MAPE scaling" << "   metric\n";
+       << std::setw(14) << "MAPE scaling"
+       << "   metric\n";
   std::ostringstream worst_text;
   for (const ReferenceTable& t : all) {
     if (!wanted.empty() && wanted.count(t.name) == 0) continue;
@@ -104,8 +105,8 @@ int run_validate(const Args& args, CommandIo& io) {
       if (half == fit::Half::validation && !a.worst.empty()) {
         worst_text << "  " << t.name << " (" << t.source << "):\n";
         for (const auto& w : a.worst) {
-          worst_text << "    " << std::showpos << std::fixed << std::setprecision(1)
-                     << w.error_pct << std::noshowpos << "%  " << w.label << ": measured "
+          worst_text << "    " << std::showpos << std::fixed << std::setprecision(1) << w.error_pct
+                     << std::noshowpos << "%  " << w.label << ": measured "
                      << format_number(w.measured, 4) << ", simulated "
                      << format_number(w.predicted, 4) << "\n";
         }

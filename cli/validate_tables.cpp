@@ -137,7 +137,8 @@ std::vector<ValidationPoint> deepbench_gemm(const sim::ProfileLibrary& lib) {
     if (!k || !m || !n || !kk || !t || *t <= 0) return;
     // The GEMM as the zoo's linear layer launches it: rows M, N outputs, K inputs.
     models::NetBuilder nb;
-    const models::Tensor x = nb.input({static_cast<std::int64_t>(*m), static_cast<std::int64_t>(*kk)});
+    const models::Tensor x =
+        nb.input({static_cast<std::int64_t>(*m), static_cast<std::int64_t>(*kk)});
     nb.begin("gemm", models::OpClass::matmul, x.elements());
     const models::Tensor y = nb.linear(x, static_cast<std::int64_t>(*n), false);
     nb.end(y);
@@ -229,8 +230,7 @@ std::vector<ValidationPoint> deepbench_lstm(const sim::ProfileLibrary& lib) {
         {"fwd_ms", fwd},
         {"bwd_inputs_ms", {bwd.at(0), bwd.at(1)}},
         {"bwd_weights_ms", {bwd.at(2)}}};
-    const std::string shape =
-        " lstm h" + fmt(*hidden) + " N" + fmt(*n) + " T" + fmt(*steps);
+    const std::string shape = " lstm h" + fmt(*hidden) + " N" + fmt(*n) + " T" + fmt(*steps);
     for (const auto& [column, kernels] : parts) {
       const auto t = r.number(column);
       if (!t || *t <= 0) continue;
@@ -290,9 +290,9 @@ std::vector<ValidationPoint> mxnet_throughput(const sim::ProfileLibrary& lib) {
     // docs/faq/perf.md benchmark), SGD with momentum in fp32.
     const nlohmann::json doc = {
         {"name", "mxnet " + gpu + " " + model},
-        {"cluster", single_node(gpu == "K80" ? "k80-gk210" : "m60-gm204", 1, "pcie3-x16",
-                                gpu == "K80" ? "aws-e5-2686v4-8vcpu" : "aws-g3-4xlarge",
-                                "pcie3-x16", true)},
+        {"cluster",
+         single_node(gpu == "K80" ? "k80-gk210" : "m60-gm204", 1, "pcie3-x16",
+                     gpu == "K80" ? "aws-e5-2686v4-8vcpu" : "aws-g3-4xlarge", "pcie3-x16", true)},
         {"model", model},
         {"framework", "mxnet"},
         {"batch_per_replica", static_cast<int>(*batch)},
@@ -390,9 +390,8 @@ std::vector<ValidationPoint> lambda_scaling(const sim::ProfileLibrary& lib) {
     const int n = static_cast<int>(*gpus);
     const nlohmann::json doc = {
         {"name", r.at("system") + " " + r.at("model")},
-        {"cluster",
-         single_node(system->accelerator, n, system->intra_link, "dual-epyc-7742", "pcie4-x16",
-                     system->p2p)},
+        {"cluster", single_node(system->accelerator, n, system->intra_link, "dual-epyc-7742",
+                                "pcie4-x16", system->p2p)},
         {"model", model->model},
         {"framework", "pytorch_eager"},
         {"batch_per_replica", static_cast<int>(*batch) / n},
@@ -438,7 +437,8 @@ std::optional<nlohmann::json> dle_model(const Row& r) {
     const bool squad = r.at("table_heading").find("Fine-tuning") != std::string::npos;
     const auto seq = r.number("seq_len");
     if (!squad && !seq) return std::nullopt;
-    return nlohmann::json{{"name", "bert_large"}, {"seq_len", squad ? 384 : static_cast<int>(*seq)}};
+    return nlohmann::json{{"name", "bert_large"},
+                          {"seq_len", squad ? 384 : static_cast<int>(*seq)}};
   }
   return std::nullopt;
 }
@@ -494,7 +494,8 @@ std::vector<ValidationPoint> dle_throughput(const sim::ProfileLibrary& lib) {
     int accumulation = dle_accumulation(r, amp);
     if (*batch >= 1024 && accumulation > 1) *batch /= accumulation;
     if (*batch > 1024) return;
-    const std::string framework = r.at("framework") == "PyTorch" ? "pytorch_eager" : "tensorflow_xla";
+    const std::string framework =
+        r.at("framework") == "PyTorch" ? "pytorch_eager" : "tensorflow_xla";
     nlohmann::json cluster =
         single_node(accelerator, std::min(gpus, dgx.gpus_per_node), dgx.intra_link, dgx.host,
                     dgx.gpus_per_node == 16 ? "pcie3-x16" : "pcie4-x16", true);
@@ -517,16 +518,15 @@ std::vector<ValidationPoint> dle_throughput(const sim::ProfileLibrary& lib) {
                           {"steps", 3},
                           {"warmup_steps", 1}};
     ValidationPoint p;
-    p.series = r.at("model") + " " + r.at("framework") + " " + gpu + " " + r.at("precision") +
-               " " + (bert ? model->at("seq_len").dump() : std::string());
+    p.series = r.at("model") + " " + r.at("framework") + " " + gpu + " " + r.at("precision") + " " +
+               (bert ? model->at("seq_len").dump() : std::string());
     p.x = gpus;
     p.gpus = gpus;
     p.label = r.at("path") + ":" + r.at("line") + " " + gpu + " x" + std::to_string(gpus) + " " +
               r.at("precision") + " batch " + fmt(*batch);
     p.measured = *throughput;
-    p.predicted = simulate_throughput(doc, "DeepLearningExamples table line " +
-                                               std::to_string(r.line()),
-                                      lib);
+    p.predicted = simulate_throughput(
+        doc, "DeepLearningExamples table line " + std::to_string(r.line()), lib);
     out.push_back(p);
   });
   fit::split_halves(out);
@@ -548,21 +548,22 @@ std::vector<ValidationPoint> torchgpipe_speed(const sim::ProfileLibrary& lib) {
                v = r.number("throughput_samples_per_s");
     if (model.is_null() || !k || !batch || !v) return;
     const auto m = r.number("chunks_M");
-    nlohmann::json doc = {
-        {"name", r.at("model") + " " + r.at("experiment")},
-        {"cluster", "p40-x8"},
-        {"model", model},
-        {"framework", "pytorch_eager"},
-        {"batch_per_replica", static_cast<int>(*batch)},
-        {"precision", "fp32"},
-        {"optimizer", "sgd"},
-        {"parallelism",
-         {{"data", 1}, {"pipeline", static_cast<int>(*k)}, {"microbatches", m ? static_cast<int>(*m) : 1}}},
-        // torchgpipe checkpoints every micro-batch ("always") or all but the last
-        // ("except_last", its default); both are modelled as all.
-        {"recompute", !r.at("checkpoint").empty()},
-        {"steps", 3},
-        {"warmup_steps", 1}};
+    nlohmann::json doc = {{"name", r.at("model") + " " + r.at("experiment")},
+                          {"cluster", "p40-x8"},
+                          {"model", model},
+                          {"framework", "pytorch_eager"},
+                          {"batch_per_replica", static_cast<int>(*batch)},
+                          {"precision", "fp32"},
+                          {"optimizer", "sgd"},
+                          {"parallelism",
+                           {{"data", 1},
+                            {"pipeline", static_cast<int>(*k)},
+                            {"microbatches", m ? static_cast<int>(*m) : 1}}},
+                          // torchgpipe checkpoints every micro-batch ("always") or all but the last
+                          // ("except_last", its default); both are modelled as all.
+                          {"recompute", !r.at("checkpoint").empty()},
+                          {"steps", 3},
+                          {"warmup_steps", 1}};
     if (!r.at("balance").empty() && r.at("balance").front() == '[')
       doc["parallelism"]["balance"] = nlohmann::json::parse(r.at("balance"));
     ValidationPoint p;
@@ -570,7 +571,8 @@ std::vector<ValidationPoint> torchgpipe_speed(const sim::ProfileLibrary& lib) {
     p.x = static_cast<double>(r.line());
     p.label = r.at("model") + " " + r.at("experiment");
     p.measured = *v;
-    p.predicted = simulate_throughput(doc, "torchgpipe table line " + std::to_string(r.line()), lib);
+    p.predicted =
+        simulate_throughput(doc, "torchgpipe table line " + std::to_string(r.line()), lib);
     out.push_back(p);
   });
   fit::split_halves(out);
@@ -589,11 +591,12 @@ std::vector<ReferenceTable> reference_tables() {
        deepbench_conv},
       {"deepbench_lstm", deepbench + ": cuDNN LSTM forward, backward-data, backward-weights",
        "kernel ms", deepbench_lstm},
-      {"mxnet_k80_m60_batch", "apache/mxnet docs/faq/perf.md, 'Training results' (MXNet 1.2, K80 and M60)",
-       "samples/s", mxnet_throughput},
+      {"mxnet_k80_m60_batch",
+       "apache/mxnet docs/faq/perf.md, 'Training results' (MXNet 1.2, K80 and M60)", "samples/s",
+       mxnet_throughput},
       {"lambda_dp_scaling_fp32",
-       "lambdal/deeplearning-benchmark @aa5addb pytorch/pytorch-train-throughput-fp32.csv", "samples/s",
-       lambda_scaling},
+       "lambdal/deeplearning-benchmark @aa5addb pytorch/pytorch-train-throughput-fp32.csv",
+       "samples/s", lambda_scaling},
       {"dle_training_throughput",
        "NVIDIA/DeepLearningExamples @729963d performance tables (ResNet-50 v1.5, BERT-large)",
        "samples/s", dle_throughput},

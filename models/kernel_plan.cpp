@@ -147,8 +147,8 @@ void optimizer_launches(const Scenario& s, double params, int tensors, std::vect
   const auto& f = s.framework;
   const auto& acc = s.cluster.accelerator;
   const double host = f.graph_launch ? 0 : f.host_optimizer_per_kernel_s;
-  const double groups = std::ceil(static_cast<double>(tensors) /
-                                  std::max(1, f.tensors_per_optimizer_kernel));
+  const double groups =
+      std::ceil(static_cast<double>(tensors) / std::max(1, f.tensors_per_optimizer_kernel));
   const bool master = low_precision(s) && f.mixed_precision == sim::MixedPrecision::master_weights;
   // Read and write the fp32 weights and the state, read the gradient (+ write the 16-bit copy).
   const double bytes = params * (8 + 2 * optimizer_state_bytes_per_param(s) +

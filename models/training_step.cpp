@@ -367,8 +367,8 @@ class ReplicaSim {
       // The host waits until the gradients are reduced and backward is done (the grad-scaler's
       // inf check reads a device value).
       host_.submit(Time::zero(), [this] {
-        compute_.enqueue(Time::zero(), kCompute, {}, {}, [this] { host_optimizer(); },
-                         &comm_gate_);
+        compute_.enqueue(
+            Time::zero(), kCompute, {}, {}, [this] { host_optimizer(); }, &comm_gate_);
       });
     } else {
       host_.submit(Time::zero(), [this] { host_optimizer(); });
@@ -386,7 +386,8 @@ class ReplicaSim {
     }
     if (opt.empty()) {
       host_.submit(Time::zero(), [this] {
-        compute_.enqueue(Time::zero(), kOptimizer, {}, {}, [this] { step_done(); }, &comm_gate_);
+        compute_.enqueue(
+            Time::zero(), kOptimizer, {}, {}, [this] { step_done(); }, &comm_gate_);
       });
     }
     host_.submit(Time::zero(), [this] { host_end_of_step(); });

@@ -3,8 +3,9 @@
 // thread launches every kernel (forward, backward, optimizer; models/kernel_plan.hpp) at its
 // dispatch cost and runs ahead of the device's compute stream, input batches come from the host
 // pipeline (with data echoing), gradient buckets go to the communication stream as backward
-// produces them, and the host waits for the device where the framework synchronises. Replicas of a data-parallel job are identical, so one is simulated and
-// the collectives are costed for all ranks (the symmetry reduction of DESIGN.md section 4).
+// produces them, and the host waits for the device where the framework synchronises. Replicas of a
+// data-parallel job are identical, so one is simulated and the collectives are costed for all ranks
+// (the symmetry reduction of DESIGN.md section 4).
 
 #include <cstdint>
 #include <string>

@@ -6,10 +6,10 @@
 #include <string>
 
 #include "models/collective_cost.hpp"
+#include "models/kernel_plan.hpp"
 #include "models/parallel/partition.hpp"
 #include "models/parallel/pipeline_schedule.hpp"
 #include "sim/core/input_error.hpp"
-#include "models/kernel_plan.hpp"
 #include "sim/net/cluster_topology.hpp"
 #include "sim/net/routing.hpp"
 

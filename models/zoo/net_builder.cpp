@@ -302,8 +302,7 @@ Tensor NetBuilder::layer_norm(const Tensor& in) {
   fwd(mem_spec("layernorm fwd", KernelClass::normalization, 2 * n, 2 * f, 0, kNormFwdFlops * n));
   bwd_group();
   if (needs_grad(in)) {
-    bwd(mem_spec("layernorm bwd", KernelClass::normalization, 3 * n, f, 0,
-                 kNormBwdInputFlops * n));
+    bwd(mem_spec("layernorm bwd", KernelClass::normalization, 3 * n, f, 0, kNormBwdInputFlops * n));
   }
   bwd(mem_spec("layernorm weight grad", KernelClass::reduction, 2 * n, 2 * f, 0,
                kNormBwdWeightFlops * n));
@@ -377,8 +376,7 @@ Tensor NetBuilder::mul(const Tensor& a, const Tensor& b) {
     bwd(mem_spec("mul grad a", KernelClass::elementwise, 2 * n + b.elements(), 0, 0, n));
   if (needs_grad(b)) {
     // b broadcasts over a's trailing dimensions: its gradient is a reduction of dy * a.
-    const KernelClass cls =
-        b.elements() < n ? KernelClass::reduction : KernelClass::elementwise;
+    const KernelClass cls = b.elements() < n ? KernelClass::reduction : KernelClass::elementwise;
     bwd(mem_spec("mul grad b", cls, 2 * n + b.elements(), 0, 0, n));
   }
   save(a);
@@ -429,8 +427,8 @@ Tensor NetBuilder::adaptive_avg_pool(const Tensor& in, std::int64_t out_h, std::
                n));
   if (needs_grad(in)) {
     bwd_group();
-    bwd(mem_spec("adaptive avgpool bwd", KernelClass::pooling, in.elements() + out.elements(), 0,
-                 0, n));
+    bwd(mem_spec("adaptive avgpool bwd", KernelClass::pooling, in.elements() + out.elements(), 0, 0,
+                 n));
   }
   return out;
 }
@@ -575,8 +573,8 @@ Tensor NetBuilder::attention(const Tensor& q, const Tensor& k, const Tensor& v, 
   };
   fwd(unfused(gemm_spec("attention QK^T", KernelClass::gemm, h * one, qe + ke + scores, 0,
                         {sq, sk, dh, h}, BatchDim::batch)));
-  fwd(unfused(mem_spec("attention scale+mask", KernelClass::elementwise, 2 * scores, 0, 0,
-                       2 * scores)));
+  fwd(unfused(
+      mem_spec("attention scale+mask", KernelClass::elementwise, 2 * scores, 0, 0, 2 * scores)));
   fwd(unfused(mem_spec("attention softmax", KernelClass::softmax, 2 * scores, 0, 0,
                        kSoftmaxFwdFlops * scores)));
   if (with_dropout) {
@@ -596,8 +594,7 @@ Tensor NetBuilder::attention(const Tensor& q, const Tensor& k, const Tensor& v, 
   }
   bwd(unfused(mem_spec("attention softmax bwd", KernelClass::softmax, 3 * scores, 0, 0,
                        kSoftmaxBwdFlops * scores)));
-  bwd(unfused(mem_spec("attention scale bwd", KernelClass::elementwise, 2 * scores, 0, 0,
-                       scores)));
+  bwd(unfused(mem_spec("attention scale bwd", KernelClass::elementwise, 2 * scores, 0, 0, scores)));
   bwd(unfused(gemm_spec("attention dQ", KernelClass::gemm, h * one, scores + ke + qe, 0,
                         {sq, dh, sk, h}, BatchDim::batch)));
   bwd(unfused(gemm_spec("attention dK", KernelClass::gemm, h * one, scores + qe + ke, 0,
@@ -640,15 +637,15 @@ Tensor NetBuilder::lstm(const Tensor& in, std::int64_t hidden) {
   const double w_hh = 4 * h * h;
   fwd(gemm_spec("lstm input projection", KernelClass::gemm, 2 * macs_x, seq * (x + 4 * h), w_ih,
                 {seq, 4 * h, x, 1}, BatchDim::m));
-  KernelSpec cell = gemm_spec("lstm cell", KernelClass::recurrent,
-                              (2 * macs_h + gate_flops + bias_flops) / steps, 10 * h, w_hh,
-                              {1, 4 * h, h, 1}, BatchDim::m);
+  KernelSpec cell =
+      gemm_spec("lstm cell", KernelClass::recurrent, (2 * macs_h + gate_flops + bias_flops) / steps,
+                10 * h, w_hh, {1, 4 * h, h, 1}, BatchDim::m);
   cell.repeat = static_cast<int>(steps);
   fwd(cell);
   bwd_group();
-  KernelSpec cell_bwd = gemm_spec("lstm cell bwd", KernelClass::recurrent,
-                                  (2 * macs_h + gate_flops) / steps, 12 * h, w_hh,
-                                  {1, h, 4 * h, 1}, BatchDim::m);
+  KernelSpec cell_bwd =
+      gemm_spec("lstm cell bwd", KernelClass::recurrent, (2 * macs_h + gate_flops) / steps, 12 * h,
+                w_hh, {1, h, 4 * h, 1}, BatchDim::m);
   cell_bwd.repeat = static_cast<int>(steps);
   bwd(cell_bwd);
   if (needs_grad(in)) {

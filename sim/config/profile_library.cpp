@@ -325,8 +325,8 @@ ClusterSpec ProfileLibrary::cluster_from(JsonReader& r) const {
     return link(n, w);
   };
   c.host = named_or_inline<HostSpec>(node, "host", host_by_name, read_host);
-  c.accelerator =
-      named_or_inline<AcceleratorSpec>(node, "accelerator", accelerator_by_name, accelerator_inline);
+  c.accelerator = named_or_inline<AcceleratorSpec>(node, "accelerator", accelerator_by_name,
+                                                   accelerator_inline);
   c.accelerators_per_node = static_cast<int>(node.integer("accelerators_per_node", 1));
   JsonReader intra = node.object("intra");
   c.intra_topology =

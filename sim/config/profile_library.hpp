@@ -50,7 +50,8 @@ class ProfileLibrary {
   // For overrides: turns a profile name into the profile's object so a --set can reach inside it:
   // the cluster at JSON path "cluster", and the profiles it names at "cluster.node.host",
   // "cluster.node.accelerator", "cluster.node.accelerator.kernels", "cluster.node.intra.link",
-  // "cluster.node.host_link" and "cluster.inter.link". The origin is recorded in `source`; cluster_from reads either form.
+  // "cluster.node.host_link" and "cluster.inter.link". The origin is recorded in `source`;
+  // cluster_from reads either form.
   bool expand_cluster(const std::string& path, nlohmann::json& node, JsonSource& source) const;
 
  private:

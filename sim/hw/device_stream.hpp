@@ -46,7 +46,8 @@ class DeviceStream {
   using Done = InlineCallback<40>;
   static constexpr int kMaxCategories = 12;
 
-  DeviceStream(Engine& engine, int empty_queue_cause) : engine_(engine), empty_cause_(empty_queue_cause) {}
+  DeviceStream(Engine& engine, int empty_queue_cause)
+      : engine_(engine), empty_cause_(empty_queue_cause) {}
   DeviceStream(const DeviceStream&) = delete;
   DeviceStream& operator=(const DeviceStream&) = delete;
 

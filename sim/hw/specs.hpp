@@ -73,7 +73,7 @@ struct FrameworkSpec {
   double host_forward_per_kernel_s = 0;    // Python op + dispatcher + launch, forward
   double host_backward_per_kernel_s = 0;   // autograd engine + launch, backward
   double host_optimizer_per_kernel_s = 0;  // optimizer step, per kernel launched
-  double host_per_step_s = 0;  // data-loader hand-off, zero_grad, loop and logging per step
+  double host_per_step_s = 0;   // data-loader hand-off, zero_grad, loop and logging per step
   int host_syncs_per_step = 0;  // 1: the host waits for the device after backward (grad-scaler
                                 // inf check); 2: also at the step's end (loss.item())
   bool graph_launch = false;    // the step is one captured graph (CUDA graphs): no per-kernel

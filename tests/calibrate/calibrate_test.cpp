@@ -27,7 +27,8 @@ namespace fit = trainsim::fit;
 namespace {
 
 const std::string kScenario = std::string(TRAINSIM_SOURCE_DIR) + "/examples/resnet50_dgx_a100.json";
-// The achieved fraction of fp16 peak of cuDNN convolutions on the A100 (the demo is fp16 ResNet-50).
+// The achieved fraction of fp16 peak of cuDNN convolutions on the A100 (the demo is fp16
+// ResNet-50).
 const std::string kEfficiency = "cluster.node.accelerator.kernels.compute.conv.fp16";
 
 bool contains(const std::string& haystack, const std::string& needle) {
@@ -150,8 +151,8 @@ TEST_CASE("a --set override reaches inside the accelerator and link profiles a c
   const double base = simulated({});
   const double slower = simulated({kEfficiency + "=0.55"});
   CHECK(slower < base);
-  const auto typo =
-      run_cli({"simulate", kScenario, "--set", "cluster.node.accelerator.kernels.compute.conv.fp61=0.5"});
+  const auto typo = run_cli(
+      {"simulate", kScenario, "--set", "cluster.node.accelerator.kernels.compute.conv.fp61=0.5"});
   CHECK(typo.exit_code == 2);
   CHECK(contains(typo.err, "unknown key 'fp61' (did you mean 'fp16'?)"));
   const auto link = run_cli(
@@ -253,8 +254,7 @@ TEST_CASE("calibrate bad input exits 2 naming the path, column or line") {
   const auto empty = calibrate("", {"--free", kEfficiency});
   CHECK(empty.exit_code == 2);
   CHECK(contains(empty.err, ".csv:1: empty file"));
-  const auto clash = calibrate(kEfficiency + ",throughput\n0.5,2100\n",
-                               {"--free", kEfficiency});
+  const auto clash = calibrate(kEfficiency + ",throughput\n0.5,2100\n", {"--free", kEfficiency});
   CHECK(clash.exit_code == 2);
   CHECK(contains(clash.err, "sets a parameter that --free calibrates"));
 }

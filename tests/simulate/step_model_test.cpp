@@ -134,9 +134,9 @@ TEST_CASE("without overlap, one bucket's collective is the flow-level ring allre
   CHECK(r.collective_model == "flow-level");
   CHECK(r.comm_time_s == Approx(expected).epsilon(1e-9));
   CHECK(r.breakdown.exposed_comm_s == Approx(expected).epsilon(1e-6));
-  CHECK(r.step_time_s == Approx(r.breakdown.compute_s + r.breakdown.host_s + expected +
-                                r.breakdown.optimizer_s)
-                             .epsilon(1e-9));
+  CHECK(r.step_time_s ==
+        Approx(r.breakdown.compute_s + r.breakdown.host_s + expected + r.breakdown.optimizer_s)
+            .epsilon(1e-9));
 }
 
 TEST_CASE("gradient accumulation: one reduction per grad_accum micro-steps, one input batch each") {
