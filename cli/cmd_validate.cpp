@@ -1,6 +1,7 @@
 // trainsim validate [--table NAME]... [--format text|json]: every shipped reference table run
 // through the simulator, with its accuracy on the calibration half and on the validation half.
 
+#include <fstream>
 #include <iomanip>
 #include <ostream>
 #include <set>
@@ -53,9 +54,12 @@ int run_validate(const Args& args, CommandIo& io) {
   std::vector<std::string> tables;
   std::vector<std::string> dirs;
   std::string format = "text";
+  std::string points_file;
   options.add_options()("table", po::value(&tables),
                         "run only this reference table (repeatable); default: all")(
       "format", po::value(&format), "text | json")(
+      "points", po::value(&points_file),
+      "also write every point (table, half, series, label, measured, simulated) to this CSV")(
       "profile-dir", po::value(&dirs), "extra folder of profile JSON files (repeatable)");
   po::positional_options_description pos;
   po::variables_map vm;
@@ -83,6 +87,12 @@ int run_validate(const Args& args, CommandIo& io) {
     }
   }
   const std::set<std::string> wanted(tables.begin(), tables.end());
+  std::ofstream points_out;
+  if (!points_file.empty()) {
+    points_out.open(points_file);
+    if (!points_out) throw UsageError("--points " + points_file, "cannot open the file for writing");
+    points_out << "table,half,series,x,gpus,label,measured,simulated,error_pct\n";
+  }
   nlohmann::json out = {{"tables", nlohmann::json::array()}};
   std::ostringstream text;
   text << std::left << std::setw(26) << "table" << std::setw(13) << "half" << std::right
@@ -94,6 +104,19 @@ int run_validate(const Args& args, CommandIo& io) {
     if (!wanted.empty() && wanted.count(t.name) == 0) continue;
     if (io.err_is_terminal) io.err << "validate: " << t.name << "...\n";
     const std::vector<fit::ValidationPoint> points = t.evaluate(profiles);
+    if (points_out) {
+      const auto quoted = [](std::string v) {
+        std::string q = "\"";
+        for (char c : v)
+          q += c == '"' ? std::string("\"\"") : std::string(1, c);
+        return q + "\"";
+      };
+      for (const auto& p : points) {
+        points_out << t.name << "," << fit::half_name(p.half) << "," << quoted(p.series) << ","
+                   << p.x << "," << p.gpus << "," << quoted(p.label) << "," << p.measured << ","
+                   << p.predicted << "," << 100 * (p.predicted - p.measured) / p.measured << "\n";
+      }
+    }
     for (const fit::Half half : {fit::Half::calibration, fit::Half::validation}) {
       const fit::TableAccuracy a = fit::summarize(t.name, t.source, half, points, 3);
       out["tables"].push_back(accuracy_json(a, t));

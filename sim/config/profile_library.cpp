@@ -373,6 +373,32 @@ ClusterSpec ProfileLibrary::cluster_from(JsonReader& r) const {
   return c;
 }
 
+void ProfileLibrary::set_value(const std::string& kind, const std::string& name,
+                               const std::string& path, const nlohmann::json& value) {
+  const auto it = entries_.find({kind, name});
+  if (it == entries_.end()) find(name, kind, kind + " " + name);  // throws with a suggestion
+  ProfileEntry& e = entries_.at({kind, name});
+  nlohmann::json* node = &e.json;
+  std::size_t start = 0;
+  while (true) {
+    const auto dot = path.find('.', start);
+    const std::string key = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    if (!node->is_object() || !node->contains(key)) {
+      throw InputError(e.origin, "has no value at '" + path + "'");
+    }
+    node = &(*node)[key];
+    if (dot == std::string::npos) break;
+    start = dot + 1;
+  }
+  *node = value;
+  if (kind == "accelerator") accelerator(name, e.origin);
+  if (kind == "kernels") kernels(name, e.origin);
+  if (kind == "framework") framework(name, e.origin);
+  if (kind == "host") host(name, e.origin);
+  if (kind == "link") link(name, e.origin);
+  if (kind == "cluster") cluster(name, e.origin);
+}
+
 bool ProfileLibrary::expand_cluster(const std::string& path, nlohmann::json& node,
                                     JsonSource& source) const {
   if (!node.is_string()) return false;

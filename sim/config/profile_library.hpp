@@ -54,6 +54,12 @@ class ProfileLibrary {
   // cluster_from reads either form.
   bool expand_cluster(const std::string& path, nlohmann::json& node, JsonSource& source) const;
 
+  // Sets the value at `path` ("a.b.c") inside profile (kind, name) and re-validates the profile
+  // (calibration against reference tables varies profile values this way). InputError naming the
+  // profile and path when it has no such value or the new one is rejected.
+  void set_value(const std::string& kind, const std::string& name, const std::string& path,
+                 const nlohmann::json& value);
+
  private:
   void add(const std::string& origin, const std::string& text);
 

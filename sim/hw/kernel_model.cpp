@@ -11,7 +11,7 @@ namespace {
 
 // Split-K factors a library may choose for GEMMs with few output tiles and a long reduction
 // (cuBLAS and CUTLASS split K across CTAs and reduce the partial sums).
-constexpr double kSplitK[] = {1, 2, 4, 8, 16, 32};
+constexpr double kSplitK[] = {1, 2, 3, 4, 6, 8, 12, 16, 24, 32};
 
 struct TileChoice {
   double efficiency = 0;  // quantisation x tile throughput x main-loop efficiency
@@ -19,29 +19,34 @@ struct TileChoice {
 };
 
 // The best (tile size, split-K) for a GEMM view: the fraction of the device's peak the tiles
-// achieve, before the per-class efficiency.
-TileChoice best_tiling(const AcceleratorSpec& a, const GemmShape& g) {
+// achieve, before the per-class efficiency. Fused attention tiles its query rows only: each tile
+// spans the whole head dimension (FlashAttention's blocks), so n is never quantised.
+TileChoice best_tiling(const AcceleratorSpec& a, const GemmShape& g, bool attention) {
   const KernelEfficiency& e = a.kernels;
   const double units = std::max(1, a.compute_units);
   const double useful = g.m * g.n * g.batch;
   TileChoice best;
-  // Full tile, half in n, half in both: libraries drop to smaller tiles when the big ones leave
-  // SMs idle, at a lower per-tile rate (less operand reuse).
-  double tile_throughput = 1;
-  for (int halvings = 0; halvings < 3; ++halvings) {
-    const double tm = halvings >= 2 ? e.tile_m / 2 : e.tile_m;
-    const double tn = halvings >= 1 ? e.tile_n / 2 : e.tile_n;
-    const double tiles = std::ceil(g.m / tm) * std::ceil(g.n / tn) * g.batch;
-    for (const double split : kSplitK) {
-      if (split > 1 && (tiles * split > 2 * units || g.k / split < 2 * e.k_half)) break;
-      const double waves = std::ceil(tiles * split / units);
-      const double quantisation = useful * split / (waves * units * tm * tn);
-      const double k_each = g.k / split;
-      const double main_loop = e.k_half > 0 ? k_each / (k_each + e.k_half) : 1.0;
-      const double eff = std::min(1.0, quantisation) * tile_throughput * main_loop;
-      if (eff > best.efficiency) best = {eff, split};
+  // The architecture's main tile and the narrower ones libraries fall back to when the big ones
+  // leave SMs idle or waste a skinny operand (each dimension halved up to three times: 128 -> 64
+  // -> 32 -> 16), at a lower per-tile rate for every halving of the tile's area (less operand
+  // reuse).
+  for (int hm = 0; hm < 4; ++hm) {
+    for (int hn = 0; hn < 4; ++hn) {
+      const double tm = e.tile_m / (1 << hm);
+      const double tn = attention ? std::max(g.n, 1.0) : e.tile_n / (1 << hn);
+      if (attention && hn > 0) continue;
+      const double tile_throughput = std::pow(e.half_tile_throughput, hm + (attention ? 0 : hn));
+      const double tiles = std::ceil(g.m / tm) * std::ceil(g.n / tn) * g.batch;
+      for (const double split : kSplitK) {
+        if (split > 1 && (tiles * split > 8 * units || g.k / split < 2 * e.k_half)) break;
+        const double waves = std::ceil(tiles * split / units);
+        const double quantisation = useful * split / (waves * units * tm * tn);
+        const double k_each = g.k / split;
+        const double main_loop = e.k_half > 0 ? k_each / (k_each + e.k_half) : 1.0;
+        const double eff = std::min(1.0, quantisation) * tile_throughput * main_loop;
+        if (eff > best.efficiency) best = {eff, split};
+      }
     }
-    tile_throughput *= e.half_tile_throughput;
   }
   return best;
 }
@@ -56,7 +61,7 @@ double memory_efficiency(const AcceleratorSpec& a, KernelClass c) {
 
 double gemm_quantisation(const AcceleratorSpec& a, KernelClass cls, const GemmShape& g) {
   if (!is_compute_class(cls) || g.m <= 0 || g.n <= 0 || g.k <= 0) return 1.0;
-  return best_tiling(a, g).efficiency;
+  return best_tiling(a, g, cls == KernelClass::attention).efficiency;
 }
 
 double kernel_body_s(const AcceleratorSpec& a, const Kernel& k) {
@@ -72,7 +77,7 @@ double kernel_body_s(const AcceleratorSpec& a, const Kernel& k) {
     }
     double tiling = 1.0;
     if (k.gemm.m > 0 && k.gemm.n > 0 && k.gemm.k > 0) {
-      const TileChoice t = best_tiling(a, k.gemm);
+      const TileChoice t = best_tiling(a, k.gemm, k.cls == KernelClass::attention);
       tiling = t.efficiency;
       // Split-K partial sums are written and read back once in fp32.
       if (t.split > 1) bytes += 2 * (t.split - 1) * k.gemm.m * k.gemm.n * k.gemm.batch * 4;
