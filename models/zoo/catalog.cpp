@@ -191,9 +191,9 @@ const std::vector<Entry>& entries() {
       {"tacotron2",
        "Tacotron 2 (DeepLearningExamples PyTorch SpeechSynthesis/Tacotron2); text_len characters "
        "and mel_frames frames per utterance (LJSpeech means)",
-       // LJSpeech-1.1 README: 1,308,678 characters over 13,100 clips (100 per clip), mean clip
-       // 6.57 s, i.e. 6.57 s x 22050 Hz / 256 hop = 566 mel frames. Padded batches run to the
-       // longest utterance of the batch, so set these to it.
+       // estimate: LJSpeech-1.1's means (its README: 1,308,678 characters over 13,100 clips, 100
+       // per clip; mean clip 6.57 s, i.e. 6.57 s x 22050 Hz / 256 hop = 566 mel frames). Padded
+       // batches run to the longest utterance of the batch, so set these to it.
        {{"text_len", 100}, {"mel_frames", 566}, {"n_symbols", 148}, {"n_mel_channels", 80}},
        make_tacotron2},
       {"waveglow",

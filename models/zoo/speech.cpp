@@ -28,7 +28,8 @@ Tensor to_sequence(NetBuilder& nb, const Tensor& x) {
 }  // namespace
 
 ZooModel make_tacotron2(const Hyperparameters& hp) {
-  // code: tacotron2/arg_parser.py defaults: 512-wide symbol embedding and encoder (3 convs of 5
+  // paper: Shen et al. 2018 (Tacotron 2), Sec. 2.2-2.3, as DeepLearningExamples'
+  // tacotron2/arg_parser.py defaults code it: 512-wide symbol embedding and encoder (3 convs of 5
   // taps), 1024-wide attention and decoder LSTM cells, a 256-256 prenet, 128-wide location-
   // sensitive attention with 32 filters of 31 taps, a postnet of 5 convs of 5 taps and 512
   // channels.
@@ -122,7 +123,8 @@ ZooModel make_tacotron2(const Hyperparameters& hp) {
 }
 
 ZooModel make_waveglow(const Hyperparameters& hp) {
-  // code: waveglow/arg_parser.py defaults: 80 mel channels, 12 flows over groups of 8 samples, 2
+  // paper: Prenger et al. 2019 (WaveGlow), Sec. 2-3, as DeepLearningExamples'
+  // waveglow/arg_parser.py defaults code it: 80 mel channels, 12 flows over groups of 8 samples, 2
   // channels output early every 4 flows, coupling networks (WN) of 8 layers of 512 channels with
   // 3-tap dilated convolutions; the mel spectrogram is upsampled by a ConvTranspose1d of 1024 taps,
   // stride 256 (the STFT hop). Every WN convolution but the last is weight-normalised.

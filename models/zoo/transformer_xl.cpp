@@ -15,8 +15,9 @@ namespace trainsim::models {
 
 namespace {
 
-// code: DeepLearningExamples Transformer-XL pytorch/train.py, "wt103" branch: the vocabulary is
-// cut into a head of the 19,997 most frequent words and three tail clusters.
+// paper: Baevski & Auli 2019 (adaptive input representations), Sec. 4: WikiText-103's vocabulary
+// in bands of 20K, 40K and 200K words, coded in DeepLearningExamples' pytorch/train.py ("wt103")
+// as cutoffs 19997, 39997, 199997: a head of the most frequent words and three tail clusters.
 constexpr std::int64_t kCutoffs[] = {19997, 39997, 199997};
 
 // estimate: the tokens whose rank lies in (a, b] of a vocabulary of V words, under Zipf's law with
