@@ -168,7 +168,8 @@ TEST_CASE("two entries per layer, with grouped-query, gated and cross-attention 
             layer_named(t5, "encoder.1.self_attn").params ==
         32 * 8);
   // Transformer-XL: keys and values cover the cached memory and the segment.
-  const auto& xl = *layer_named(build("transformerxl_base"), "layers.5.attn").transformer;
+  const ZooModel xl_model = build("transformerxl_base");
+  const auto& xl = *layer_named(xl_model, "layers.5.attn").transformer;
   CHECK(xl.seq == 192);
   CHECK(xl.kv_seq == 192 + 192);
 }
