@@ -708,4 +708,207 @@ std::vector<Layer> finish_with_linear_head(NetBuilder& nb, const std::string& na
   return nb.take_layers();
 }
 
+// ---- added for zoo coverage ----
+
+namespace {
+
+// estimate: RMSNorm per element, by the same counting as kNormFwdFlops: square and sum (2),
+// normalize (1), scale (1); backward to the input about 6, the scale's gradient a product and a
+// reduction (2).
+constexpr double kRmsNormFwdFlops = 4;
+constexpr double kRmsNormBwdInputFlops = 6;
+constexpr double kRmsNormBwdWeightFlops = 2;
+// paper: Su et al. 2021 (RoFormer), Eq. 34: x * cos + rotate_half(x) * sin, 2 products and 1 sum
+// per element, the same backward.
+constexpr double kRotaryFlops = 3;
+
+}  // namespace
+
+Tensor NetBuilder::rms_norm(const Tensor& in) {
+  Tensor out = make(in.shape, true);
+  const double n = in.elements();
+  add_costs(kRmsNormFwdFlops * n, 0, needs_grad(in) ? kRmsNormBwdInputFlops * n : 0,
+            kRmsNormBwdWeightFlops * n, in.features(), 1);
+  // As layer_norm: one row kernel forward; the input gradient and the scale's column reduction.
+  const double f = static_cast<double>(in.features());
+  fwd(mem_spec("rmsnorm fwd", KernelClass::normalization, 2 * n, f, 0, kRmsNormFwdFlops * n));
+  bwd_group();
+  if (needs_grad(in)) {
+    bwd(mem_spec("rmsnorm bwd", KernelClass::normalization, 3 * n, f, 0,
+                 kRmsNormBwdInputFlops * n));
+  }
+  bwd(mem_spec("rmsnorm weight grad", KernelClass::reduction, 2 * n, f, 0,
+               kRmsNormBwdWeightFlops * n));
+  save(in);
+  return out;
+}
+
+Tensor NetBuilder::concat_features(const std::vector<Tensor>& parts) {
+  std::vector<std::int64_t> shape = parts.at(0).shape;
+  bool grad = false;
+  shape.back() = 0;
+  for (const auto& p : parts) {
+    if (p.shape.size() != shape.size() ||
+        !std::equal(p.shape.begin(), p.shape.end() - 1, shape.begin())) {
+      throw std::logic_error("NetBuilder::concat_features: leading shapes differ");
+    }
+    shape.back() += p.shape.back();
+    grad = grad || needs_grad(p);
+  }
+  Tensor out = make(std::move(shape), grad);
+  fwd(mem_spec("concat", KernelClass::copy, 2 * out.elements()));  // backward: views
+  return out;
+}
+
+Tensor NetBuilder::rotary(const Tensor& in) {
+  Tensor out = make(in.shape, needs_grad(in));
+  const double n = in.elements();
+  add_costs(kRotaryFlops * n, 0, needs_grad(in) ? kRotaryFlops * n : 0, 0, 0);
+  fwd(mem_spec("rotary fwd", KernelClass::elementwise, 2 * n, 0, 0, kRotaryFlops * n));
+  if (needs_grad(in)) {
+    bwd_group();
+    bwd(mem_spec("rotary bwd", KernelClass::elementwise, 2 * n, 0, 0, kRotaryFlops * n));
+  }
+  return out;
+}
+
+Tensor NetBuilder::conv_transpose1d(const Tensor& in, std::int64_t out_channels,
+                                    std::int64_t kernel, std::int64_t stride, bool bias) {
+  const std::int64_t c_in = in.channels();
+  const std::int64_t length = (in.width() - 1) * stride + kernel;
+  Tensor out = make({out_channels, 1, length}, true);
+  // Every input element meets every output channel through every kernel tap.
+  const double macs = in.elements() * static_cast<double>(out_channels * kernel);
+  const double bias_flops = bias ? out.elements() : 0;
+  add_costs(2 * macs + bias_flops, macs, needs_grad(in) ? 2 * macs : 0, 2 * macs + bias_flops,
+            c_in * out_channels * kernel + (bias ? out_channels : 0), bias ? 2 : 1);
+  // cuDNN runs a transposed convolution as the data gradient of a convolution: GEMM views over
+  // the input positions, out_channels x kernel columns, c_in deep.
+  const double pos = static_cast<double>(in.width());
+  const double cols = static_cast<double>(out_channels * kernel);
+  const double ci = static_cast<double>(c_in);
+  const double weights = ci * cols;
+  fwd(gemm_spec("conv_transpose fwd", KernelClass::conv, 2 * macs, in.elements() + out.elements(),
+                weights, {pos, cols, ci, 1}, BatchDim::m));
+  bwd_group();
+  if (needs_grad(in)) {
+    bwd(gemm_spec("conv_transpose dgrad", KernelClass::conv, 2 * macs,
+                  out.elements() + in.elements(), weights, {pos, ci, cols, 1}, BatchDim::m));
+  }
+  bwd(gemm_spec("conv_transpose wgrad", KernelClass::conv, 2 * macs,
+                in.elements() + out.elements(), weights, {ci, cols, pos, 1}, BatchDim::k));
+  save(in);
+  return out;
+}
+
+void NetBuilder::weight_norm(std::int64_t out_channels) {
+  add_costs(0, 0, 0, 0, out_channels, 1);
+}
+
+void NetBuilder::attention_score_bias(std::int64_t heads, std::int64_t seq_q, std::int64_t seq_k,
+                                      std::int64_t table_rows) {
+  const double scores =
+      static_cast<double>(heads) * static_cast<double>(seq_q) * static_cast<double>(seq_k);
+  // A gather from the table (only where it is computed) and an add to every score; backward the
+  // add passes the gradient on, and the table receives a scatter-add of it.
+  add_costs(scores, 0, 0, table_rows > 0 ? scores : 0, table_rows > 0 ? table_rows * heads : 0,
+            table_rows > 0 ? 1 : 0);
+  if (table_rows > 0)
+    fwd(mem_spec("position bias gather", KernelClass::gather, scores, 0, 0, 0));
+  fwd(mem_spec("position bias add", KernelClass::elementwise, 3 * scores, 0, 0, scores));
+  if (table_rows > 0) {
+    bwd_group();
+    bwd(mem_spec("position bias grad", KernelClass::scatter, scores,
+                 static_cast<double>(table_rows * heads), 0, scores));
+  }
+}
+
+void NetBuilder::relative_position_scores(const Tensor& q, const Tensor& r_k, std::int64_t heads,
+                                          bool owns_biases) {
+  const std::int64_t d = q.features();
+  const double sq = static_cast<double>(q.shape.at(0));
+  const double sk = static_cast<double>(r_k.shape.at(0));
+  const double scores = static_cast<double>(heads) * sq * sk;
+  const double macs = sq * sk * static_cast<double>(d);  // (q + v) r_k^T
+  const double shifts = 2 * q.elements();                // q + u and q + v
+  // Forward: the two shifted queries, the position matmul, the relative shift (a copy) and the sum
+  // with the content scores. Backward: the matmul's two input gradients and the reductions that
+  // give u's and v's gradients.
+  add_costs(shifts + 2 * macs + scores, macs, (needs_grad(q) ? 2 * macs : 0) + 2 * macs, shifts,
+            owns_biases ? 2 * d : 0, owns_biases ? 2 : 0);
+  const double h = static_cast<double>(heads);
+  const double dh = static_cast<double>(d) / h;
+  const double qe = q.elements();
+  const double re = r_k.elements();
+  fwd(mem_spec("relative query shifts", KernelClass::elementwise, 4 * qe, 0, 0, shifts));
+  fwd(gemm_spec("relative position scores", KernelClass::gemm, 2 * macs, qe + re + scores, 0,
+                {sq, sk, dh, h}, BatchDim::batch));
+  fwd(mem_spec("relative shift", KernelClass::copy, 2 * scores));
+  fwd(mem_spec("relative scores add", KernelClass::elementwise, 3 * scores, 0, 0, scores));
+  bwd_group();
+  bwd(mem_spec("relative shift bwd", KernelClass::copy, 2 * scores));
+  if (needs_grad(q)) {
+    bwd(gemm_spec("relative scores dq", KernelClass::gemm, 2 * macs, scores + re + qe, 0,
+                  {sq, dh, sk, h}, BatchDim::batch));
+  }
+  bwd(gemm_spec("relative scores dr", KernelClass::gemm, 2 * macs, scores + qe + re, 0,
+                {sk, dh, sq, h}, BatchDim::batch));
+  bwd(mem_spec("relative bias grads", KernelClass::reduction, 2 * qe, 2 * static_cast<double>(d),
+               0, shifts));
+  save(make(q.shape, true));  // q + u, the content matmul's input
+  save(make(q.shape, true));  // q + v
+  save(r_k);
+}
+
+Tensor NetBuilder::additive_attention(const Tensor& query, const Tensor& keys, const Tensor& values,
+                                      const Tensor* extra, std::int64_t score_params) {
+  const double sq = static_cast<double>(query.shape.at(0));
+  const double sk = static_cast<double>(keys.shape.at(0));
+  const double n = sq * sk * static_cast<double>(query.features());  // one tanh per pair and unit
+  const double probs = sq * sk;
+  const double context_macs = probs * static_cast<double>(values.features());
+  const ActivationCost tanh = activation_cost(Activation::tanh);
+  const double adds = (extra != nullptr ? 2 : 1) * n;
+  Tensor out = make({query.shape.at(0), values.features()}, true);
+  // Forward: the broadcast sums, tanh, the dot with the score vector (n multiply-adds), softmax
+  // over the keys and the context matmul. Backward: tanh's and the dot's gradients, the sums
+  // reduced back to the query and the keys (and the extra term), softmax, and the context matmul's
+  // two input gradients; the score vector's gradient is one more reduction of n.
+  add_costs(adds + tanh.fwd_flops * n + 2 * n + kSoftmaxFwdFlops * probs + 2 * context_macs,
+            n + context_macs,
+            tanh.bwd_flops * n + 2 * n + adds + kSoftmaxBwdFlops * probs + 4 * context_macs, 2 * n,
+            score_params, score_params > 0 ? 1 : 0);
+  // Broadcast sums and tanh over seq_q x seq_k x units, the score dot as a reduction over units,
+  // softmax over the keys, and the context as a GEMM; backward mirrors them.
+  const double dv = static_cast<double>(values.features());
+  fwd(mem_spec("additive attention sum", KernelClass::elementwise, 2 * n + adds, 0, 0, adds));
+  fwd(mem_spec("additive attention tanh", KernelClass::elementwise, 2 * n, 0, 0,
+               tanh.fwd_flops * n));
+  fwd(mem_spec("additive attention score", KernelClass::reduction, n + probs, 0, 0, 2 * n));
+  fwd(mem_spec("additive attention softmax", KernelClass::softmax, 2 * probs, 0, 0,
+               kSoftmaxFwdFlops * probs));
+  fwd(gemm_spec("additive attention context", KernelClass::gemm, 2 * context_macs,
+                probs + sk * dv + sq * dv, 0, {sq, dv, sk, 1}, BatchDim::m));
+  bwd_group();
+  bwd(gemm_spec("additive attention context dgrad", KernelClass::gemm, 4 * context_macs,
+                2 * (probs + sk * dv + sq * dv), 0, {sq, sk, dv, 1}, BatchDim::m));
+  bwd(mem_spec("additive attention softmax bwd", KernelClass::softmax, 3 * probs, 0, 0,
+               kSoftmaxBwdFlops * probs));
+  bwd(mem_spec("additive attention score bwd", KernelClass::elementwise, 2 * n + probs, 0, 0,
+               2 * n));
+  bwd(mem_spec("additive attention tanh bwd", KernelClass::elementwise, 3 * n, 0, 0,
+               tanh.bwd_flops * n));
+  bwd(mem_spec("additive attention sum bwd", KernelClass::reduction, 2 * n + adds, 0, 0, adds));
+  save(make({static_cast<std::int64_t>(n)}, true));  // tanh's output
+  open().saved_elements += probs;                    // the attention probabilities
+  save(values);
+  return out;
+}
+
+void NetBuilder::describe_transformer(const TransformerEntryInfo& info) {
+  open().transformer = info;
+}
+
+// ---- end of additions for zoo coverage ----
+
 }  // namespace trainsim::models

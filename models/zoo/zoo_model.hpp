@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -72,6 +73,27 @@ struct KernelSpec {
 // tf32 stores fp32).
 sim::Kernel instantiate(const KernelSpec& k, double batch, sim::Dtype dtype);
 
+// The structure tensor parallelism needs to split a transformer entry as Megatron-LM does
+// (Shoeybi et al. 2019, "Megatron-LM", Sec. 3): attention by heads (key/value heads under
+// grouped-query attention), the MLP by its inner width, the embedding and the language-model head
+// by vocabulary rows. Per sample, like the rest of the Layer.
+enum class TransformerPart { embedding, attention, mlp, head };
+
+struct TransformerEntryInfo {
+  TransformerPart part = TransformerPart::attention;
+  std::int64_t d_model = 0;
+  std::int64_t heads = 0;     // attention: query heads
+  std::int64_t kv_heads = 0;  // attention: key/value heads (== heads without grouped queries)
+  std::int64_t head_dim = 0;  // attention: width of one head (heads * head_dim may differ from
+                              // d_model, e.g. GPT-3 13B)
+  std::int64_t d_ff = 0;      // mlp: inner width (of each branch when gated)
+  bool gated = false;         // mlp: gated (SwiGLU/GEGLU), three weight matrices instead of two
+  bool cross = false;         // attention: queries attend to another sequence (encoder output)
+  std::int64_t seq = 0;       // tokens entering the entry
+  std::int64_t kv_seq = 0;    // attention: keys per query (encoder length, or memory + segment)
+  std::int64_t vocab = 0;     // embedding / head: rows of the token table (tied or not)
+};
+
 struct Layer {
   std::string name;
   OpClass op = OpClass::elementwise;
@@ -86,6 +108,7 @@ struct Layer {
   double saved_elements = 0;    // per sample, activation elements kept for backward
   double saved_mask_bytes = 0;  // per sample, dropout masks kept for backward (1 byte per element)
   std::vector<std::int64_t> output_shape;  // per sample, e.g. {C, H, W} or {seq, hidden}
+  std::optional<TransformerEntryInfo> transformer;  // set on transformer entries only
   int param_tensors = 0;  // parameter tensors (weights, biases, norm scales): optimizer kernels
                           // and mixed-precision casts are launched per tensor
   // Activation elements saved only by unfused attention (the score-sized softmax output and
