@@ -269,14 +269,6 @@ double simulate_throughput(const nlohmann::json& doc, const std::string& label,
   return models::simulate_training(s).throughput_samples_per_s;
 }
 
-// True when the zoo has `name` (rows of models still missing from the zoo are skipped).
-bool zoo_has(const std::string& name) {
-  for (const auto& m : models::zoo_catalog()) {
-    if (m.name == name) return true;
-  }
-  return false;
-}
-
 std::vector<ValidationPoint> mxnet_throughput(const sim::ProfileLibrary& lib) {
   std::vector<ValidationPoint> out;
   for_each_row(embedded_table("throughput_vs_batch_mxnet_k80_m60.csv"), [&](const Row& r) {

@@ -132,6 +132,8 @@ void NetBuilder::begin(std::string name, OpClass op, double input_elements) {
   l.name = std::move(name);
   l.op = op;
   l.input_elements = input_elements;
+  l.fwd_kernels = std::move(pending_fwd_);
+  pending_fwd_.clear();
   layers_.push_back(std::move(l));
   open_ = true;
 }
@@ -146,17 +148,21 @@ void NetBuilder::end(const Tensor& output, double extra_output_elements) {
   open_ = false;
 }
 
+// Kernels of a primitive applied between two entries (e.g. a concatenation built as the next
+// entry's argument) are held and given to the next entry that begins.
 void NetBuilder::fwd(const KernelSpec& k) {
+  if (!open_) {
+    pending_fwd_.push_back(k);
+    return;
+  }
   open().fwd_kernels.push_back(k);
 }
 
 void NetBuilder::bwd_group() {
-  open();
   bwd_groups_.emplace_back();
 }
 
 void NetBuilder::bwd(const KernelSpec& k) {
-  open();
   if (bwd_groups_.empty()) bwd_groups_.emplace_back();
   bwd_groups_.back().push_back(k);
 }
@@ -795,8 +801,8 @@ Tensor NetBuilder::conv_transpose1d(const Tensor& in, std::int64_t out_channels,
     bwd(gemm_spec("conv_transpose dgrad", KernelClass::conv, 2 * macs,
                   out.elements() + in.elements(), weights, {pos, ci, cols, 1}, BatchDim::m));
   }
-  bwd(gemm_spec("conv_transpose wgrad", KernelClass::conv, 2 * macs,
-                in.elements() + out.elements(), weights, {ci, cols, pos, 1}, BatchDim::k));
+  bwd(gemm_spec("conv_transpose wgrad", KernelClass::conv, 2 * macs, in.elements() + out.elements(),
+                weights, {ci, cols, pos, 1}, BatchDim::k));
   save(in);
   return out;
 }
@@ -813,8 +819,7 @@ void NetBuilder::attention_score_bias(std::int64_t heads, std::int64_t seq_q, st
   // add passes the gradient on, and the table receives a scatter-add of it.
   add_costs(scores, 0, 0, table_rows > 0 ? scores : 0, table_rows > 0 ? table_rows * heads : 0,
             table_rows > 0 ? 1 : 0);
-  if (table_rows > 0)
-    fwd(mem_spec("position bias gather", KernelClass::gather, scores, 0, 0, 0));
+  if (table_rows > 0) fwd(mem_spec("position bias gather", KernelClass::gather, scores, 0, 0, 0));
   fwd(mem_spec("position bias add", KernelClass::elementwise, 3 * scores, 0, 0, scores));
   if (table_rows > 0) {
     bwd_group();
@@ -853,8 +858,8 @@ void NetBuilder::relative_position_scores(const Tensor& q, const Tensor& r_k, st
   }
   bwd(gemm_spec("relative scores dr", KernelClass::gemm, 2 * macs, scores + qe + re, 0,
                 {sk, dh, sq, h}, BatchDim::batch));
-  bwd(mem_spec("relative bias grads", KernelClass::reduction, 2 * qe, 2 * static_cast<double>(d),
-               0, shifts));
+  bwd(mem_spec("relative bias grads", KernelClass::reduction, 2 * qe, 2 * static_cast<double>(d), 0,
+               shifts));
   save(make(q.shape, true));  // q + u, the content matmul's input
   save(make(q.shape, true));  // q + v
   save(r_k);

@@ -118,7 +118,8 @@ class NetBuilder {
   std::vector<bool> saved_;
   std::vector<bool> needs_grad_;
   std::vector<Layer> layers_;
-  std::vector<std::vector<KernelSpec>> bwd_groups_;
+  std::vector<std::vector<KernelSpec>> bwd_groups_;  // of the open entry (or the next one)
+  std::vector<KernelSpec> pending_fwd_;              // launched before the next entry begins
   bool open_ = false;
 
   // ---- added for zoo coverage ----
