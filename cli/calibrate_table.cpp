@@ -1,13 +1,13 @@
 #include "cli/calibrate_table.hpp"
 
 #include <algorithm>
-#include <optional>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
 #include <limits>
 #include <map>
+#include <optional>
 #include <ostream>
 #include <regex>
 #include <sstream>
@@ -79,9 +79,9 @@ TableParameter parse_parameter(const std::string& text, const sim::ProfileLibrar
   p.start = *v;
   p.lower = 1e-6 * p.start;
   // Achieved fractions (kernel efficiencies, the half-tile rate) stay in (0, 1].
-  const bool fraction = p.kind == "kernels" && (p.path.rfind("compute.", 0) == 0 ||
-                                                p.path.rfind("memory.", 0) == 0 ||
-                                                p.path == "gemm_tile.half_tile_throughput");
+  const bool fraction =
+      p.kind == "kernels" && (p.path.rfind("compute.", 0) == 0 || p.path.rfind("memory.", 0) == 0 ||
+                              p.path == "gemm_tile.half_tile_throughput");
   if (fraction) p.upper = 1.0;
   return p;
 }
@@ -218,8 +218,8 @@ int calibrate_on_table(const TableCalibrationRequest& req, const sim::ProfileLib
     io.out << "\n  table MAPE       before    after\n"
            << "    calibration  " << std::setw(8) << pct(mape(before, fit::Half::calibration))
            << " " << std::setw(8) << pct(mape(after, fit::Half::calibration)) << "\n"
-           << "    validation   " << std::setw(8) << pct(mape(before, fit::Half::validation))
-           << " " << std::setw(8) << pct(mape(after, fit::Half::validation)) << "\n"
+           << "    validation   " << std::setw(8) << pct(mape(before, fit::Half::validation)) << " "
+           << std::setw(8) << pct(mape(after, fit::Half::validation)) << "\n"
            << (result.converged ? "  converged" : "  did NOT converge: " + result.termination)
            << " after " << result.iterations << " iterations, " << result.evaluations
            << " evaluations\n";

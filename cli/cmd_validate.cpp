@@ -90,7 +90,8 @@ int run_validate(const Args& args, CommandIo& io) {
   std::ofstream points_out;
   if (!points_file.empty()) {
     points_out.open(points_file);
-    if (!points_out) throw UsageError("--points " + points_file, "cannot open the file for writing");
+    if (!points_out)
+      throw UsageError("--points " + points_file, "cannot open the file for writing");
     points_out << "table,half,series,x,gpus,label,measured,simulated,error_pct\n";
   }
   nlohmann::json out = {{"tables", nlohmann::json::array()}};

@@ -345,20 +345,32 @@ std::optional<LambdaSystem> lambda_system(const std::string& name) {
   return std::nullopt;
 }
 
-// Lambda's model names -> zoo model, its hyper-parameters and optimizer (the NVIDIA
-// DeepLearningExamples recipes the benchmark runs).
-struct LambdaModel {
+// A benchmark workload: the zoo model with the hyper-parameters and optimizer of the NVIDIA
+// DeepLearningExamples recipe that Lambda's and NVIDIA's tables run, and how many of the table's
+// throughput units one sample is (tokens for translation and language models, mel frames for
+// Tacotron 2, audio samples for WaveGlow).
+struct Workload {
   nlohmann::json model;
   const char* optimizer;
+  double units_per_sample = 1;
 };
 
-std::optional<LambdaModel> lambda_model(const std::string& name) {
-  if (name == "resnet50") return LambdaModel{"resnet50", "momentum"};
+std::optional<Workload> workload(const std::string& name) {
   // SQuAD fine-tuning at sequence length 384 (DeepLearningExamples BERT run_squad.sh).
+  if (name == "resnet50") return Workload{"resnet50", "momentum", 1};
   if (name == "bert_base_squad")
-    return LambdaModel{{{"name", "bert_base"}, {"seq_len", 384}}, "adam"};
+    return Workload{{{"name", "bert_base"}, {"seq_len", 384}}, "adam", 1};
   if (name == "bert_large_squad")
-    return LambdaModel{{{"name", "bert_large"}, {"seq_len", 384}}, "adam"};
+    return Workload{{{"name", "bert_large"}, {"seq_len", 384}}, "adam", 1};
+  if (name == "ssd") return Workload{"ssd300", "momentum", 1};
+  // tok/s counts source and target tokens; the zoo's GNMT pads both sides to seq_len, so its
+  // compute and its token count scale together.
+  if (name == "gnmt") return Workload{"gnmt", "adam", 2 * 50};
+  if (name == "ncf") return Workload{"ncf", "adam", 1};
+  if (name == "tacotron2") return Workload{"tacotron2", "adam", 566};  // mel frames per utterance
+  if (name == "waveglow") return Workload{"waveglow", "adam", 8000};   // audio samples per segment
+  if (name == "transformerxlbase") return Workload{"transformerxl_base", "adam", 192};
+  if (name == "transformerxllarge") return Workload{"transformerxl_large", "adam", 384};
   return std::nullopt;
 }
 
@@ -374,7 +386,7 @@ std::vector<ValidationPoint> lambda_scaling(const sim::ProfileLibrary& lib) {
   std::vector<ValidationPoint> out;
   for_each_row(embedded_table("dp_scaling_lambda_fp32_no_h100.csv"), [&](const Row& r) {
     const auto system = lambda_system(r.at("system"));
-    const auto model = lambda_model(r.at("model"));
+    const auto model = workload(r.at("model"));
     const auto gpus = r.number("num_gpu"), batch = r.number("global_batch"),
                v = r.number("throughput");
     if (!system || !model || !gpus || !batch || !v || *v <= 0) return;
@@ -398,7 +410,8 @@ std::vector<ValidationPoint> lambda_scaling(const sim::ProfileLibrary& lib) {
     p.gpus = n;
     p.label = r.at("system") + " " + r.at("model") + " batch " + fmt(*batch);
     p.measured = *v;
-    p.predicted = simulate_throughput(doc, "lambda table line " + std::to_string(r.line()), lib);
+    p.predicted = model->units_per_sample *
+                  simulate_throughput(doc, "lambda table line " + std::to_string(r.line()), lib);
     out.push_back(p);
   });
   fit::split_halves(out);
@@ -421,17 +434,27 @@ DgxSystem dgx_system(const std::string& heading) {
   return {8, "nvlink2", "dual-xeon-e5-2698v4", "ib-edr"};
 }
 
-std::optional<nlohmann::json> dle_model(const Row& r) {
+std::optional<Workload> dle_workload(const Row& r) {
   const std::string m = r.at("model");
-  if (m == "ResNet-50 v1.5") return nlohmann::json("resnet50");
+  const std::string heading = r.at("table_heading");
+  if (m == "ResNet-50 v1.5") return workload("resnet50");
   if (m == "BERT-large") {
     // Pre-training at its sequence length; SQuAD fine-tuning at 384.
-    const bool squad = r.at("table_heading").find("Fine-tuning") != std::string::npos;
+    const bool squad = heading.find("Fine-tuning") != std::string::npos;
     const auto seq = r.number("seq_len");
     if (!squad && !seq) return std::nullopt;
-    return nlohmann::json{{"name", "bert_large"},
-                          {"seq_len", squad ? 384 : static_cast<int>(*seq)}};
+    return Workload{
+        {{"name", "bert_large"}, {"seq_len", squad ? 384 : static_cast<int>(*seq)}}, "adam", 1};
   }
+  if (m == "Transformer-XL") {
+    return workload(heading.find("Large") != std::string::npos ? "transformerxllarge"
+                                                               : "transformerxlbase");
+  }
+  if (m == "GNMT v2") return workload("gnmt");
+  if (m == "SSD300 v1.1") return workload("ssd");
+  if (m == "NCF") return workload("ncf");
+  if (m == "Tacotron2/WaveGlow")
+    return workload(r.at("model_variant") == "WaveGlow" ? "waveglow" : "tacotron2");
   return std::nullopt;
 }
 
@@ -460,10 +483,11 @@ int dle_accumulation(const Row& r, bool amp) {
 std::vector<ValidationPoint> dle_throughput(const sim::ProfileLibrary& lib) {
   std::vector<ValidationPoint> out;
   for_each_row(embedded_table("dle_training_throughput_calibration.csv"), [&](const Row& r) {
-    const auto model = dle_model(r);
-    const auto throughput = r.number("throughput");
+    const auto model = dle_workload(r);
+    auto throughput = r.number("throughput");
     auto batch = r.number("batch_per_gpu");
     if (!model || !throughput || !batch) return;
+    if (r.at("throughput_unit") == "million samples/s") *throughput *= 1e6;
     const std::string gpu = r.at("gpu");
     const std::string accelerator = gpu == "V100-16GB"   ? "v100-sxm2-16gb"
                                     : gpu == "V100-32GB" ? "v100-sxm2-32gb"
@@ -501,24 +525,26 @@ std::vector<ValidationPoint> dle_throughput(const sim::ProfileLibrary& lib) {
     const bool bert = r.at("model") == "BERT-large";
     nlohmann::json doc = {{"name", r.at("model") + " " + r.at("system_heading")},
                           {"cluster", cluster},
-                          {"model", *model},
+                          {"model", model->model},
                           {"framework", framework},
                           {"batch_per_replica", static_cast<int>(*batch)},
                           {"precision", precision},
-                          {"optimizer", bert ? "adam" : "momentum"},
+                          {"optimizer", model->optimizer},
                           {"parallelism", {{"data", gpus}, {"grad_accum", accumulation}}},
                           {"steps", 3},
                           {"warmup_steps", 1}};
     ValidationPoint p;
-    p.series = r.at("model") + " " + r.at("framework") + " " + gpu + " " + r.at("precision") + " " +
-               (bert ? model->at("seq_len").dump() : std::string());
+    p.series = r.at("model") + " " + r.at("model_variant") + " " + r.at("table_heading") + " " +
+               r.at("framework") + " " + gpu + " " + r.at("precision") + " " +
+               (bert ? model->model.at("seq_len").dump() : std::string());
     p.x = gpus;
     p.gpus = gpus;
     p.label = r.at("path") + ":" + r.at("line") + " " + gpu + " x" + std::to_string(gpus) + " " +
               r.at("precision") + " batch " + fmt(*batch);
     p.measured = *throughput;
-    p.predicted = simulate_throughput(
-        doc, "DeepLearningExamples table line " + std::to_string(r.line()), lib);
+    p.predicted = model->units_per_sample *
+                  simulate_throughput(
+                      doc, "DeepLearningExamples table line " + std::to_string(r.line()), lib);
     out.push_back(p);
   });
   fit::split_halves(out);
@@ -590,7 +616,8 @@ std::vector<ReferenceTable> reference_tables() {
        "lambdal/deeplearning-benchmark @aa5addb pytorch/pytorch-train-throughput-fp32.csv",
        "samples/s", lambda_scaling},
       {"dle_training_throughput",
-       "NVIDIA/DeepLearningExamples @729963d performance tables (ResNet-50 v1.5, BERT-large)",
+       "NVIDIA/DeepLearningExamples @729963d performance tables (ResNet-50 v1.5, BERT-large, "
+       "Transformer-XL, GNMT v2, SSD300, NCF, Tacotron 2, WaveGlow)",
        "samples/s", dle_throughput},
       {"torchgpipe_speed", "kakaobrain/torchgpipe @a1b4ee2 docs/benchmarks.rst (8 x Tesla P40)",
        "samples/s", torchgpipe_speed},

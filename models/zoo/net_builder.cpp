@@ -150,7 +150,9 @@ void NetBuilder::end(const Tensor& output, double extra_output_elements) {
 
 // Kernels of a primitive applied between two entries (e.g. a concatenation built as the next
 // entry's argument) are held and given to the next entry that begins.
-void NetBuilder::fwd(const KernelSpec& k) {
+void NetBuilder::fwd(const KernelSpec& spec) {
+  KernelSpec k = spec;
+  k.repeat *= repeat_;
   if (!open_) {
     pending_fwd_.push_back(k);
     return;
@@ -158,11 +160,23 @@ void NetBuilder::fwd(const KernelSpec& k) {
   open().fwd_kernels.push_back(k);
 }
 
+void NetBuilder::begin_repeat(std::int64_t count) {
+  if (repeat_ != 1) throw std::logic_error("NetBuilder: nested repeat()");
+  if (count < 1) throw ShapeError("a loop of " + std::to_string(count) + " iterations");
+  repeat_ = static_cast<int>(count);
+}
+
+void NetBuilder::end_repeat() {
+  repeat_ = 1;
+}
+
 void NetBuilder::bwd_group() {
   bwd_groups_.emplace_back();
 }
 
-void NetBuilder::bwd(const KernelSpec& k) {
+void NetBuilder::bwd(const KernelSpec& spec) {
+  KernelSpec k = spec;
+  k.repeat *= repeat_;
   if (bwd_groups_.empty()) bwd_groups_.emplace_back();
   bwd_groups_.back().push_back(k);
 }
@@ -171,13 +185,18 @@ void NetBuilder::save(const Tensor& t) {
   auto idx = static_cast<std::size_t>(t.id);
   if (saved_.at(idx)) return;
   saved_[idx] = true;
-  open().saved_elements += t.elements();
+  open().saved_elements += t.elements() * repeat_;
 }
 
 void NetBuilder::add_costs(double fwd_flops, double fwd_macs, double bwd_input_flops,
                            double bwd_weight_flops, std::int64_t params, int param_tensors) {
   Layer& l = open();
   l.param_tensors += param_tensors;
+  // Inside repeat(): the work recurs every iteration, the parameters exist once.
+  fwd_flops *= repeat_;
+  fwd_macs *= repeat_;
+  bwd_input_flops *= repeat_;
+  bwd_weight_flops *= repeat_;
   l.fwd_flops += fwd_flops;
   l.fwd_macs += fwd_macs;
   l.bwd_input_flops += bwd_input_flops;
@@ -334,7 +353,7 @@ Tensor NetBuilder::dropout(const Tensor& in) {
   Tensor out = make(in.shape, needs_grad(in));
   const double n = in.elements();
   add_costs(kDropoutFwdFlops * n, 0, needs_grad(in) ? n : 0, 0, 0);
-  open().saved_mask_bytes += n;
+  open().saved_mask_bytes += n * repeat_;
   // The mask is one byte per element (PyTorch's fused dropout keeps a bool mask).
   fwd(mem_spec("dropout fwd", KernelClass::elementwise, 2 * n, 0, n, kDropoutFwdFlops * n));
   if (needs_grad(in)) {
@@ -348,7 +367,7 @@ Tensor NetBuilder::dropout2d(const Tensor& in) {
   Tensor out = make(in.shape, needs_grad(in));
   const double n = in.elements();
   add_costs(n, 0, needs_grad(in) ? n : 0, 0, 0);
-  open().saved_mask_bytes += static_cast<double>(in.channels());
+  open().saved_mask_bytes += static_cast<double>(in.channels()) * repeat_;
   fwd(mem_spec("dropout2d fwd", KernelClass::elementwise, 2 * n, 0, 0, n));
   if (needs_grad(in)) {
     bwd_group();
@@ -558,15 +577,16 @@ Tensor NetBuilder::attention(const Tensor& q, const Tensor& k, const Tensor& v, 
     save(t);
   (void)v;
   Layer& l = open();
-  l.saved_elements += scores;  // softmax output
-  l.unfused_saved_elements += scores;
+  l.saved_elements += scores * repeat_;  // softmax output
+  l.unfused_saved_elements += scores * repeat_;
   if (with_dropout) {
-    l.saved_mask_bytes += scores;
-    l.unfused_saved_mask_bytes += scores;
-    l.saved_elements += scores;  // dropped-out probabilities, the input of P V
-    l.unfused_saved_elements += scores;
+    l.saved_mask_bytes += scores * repeat_;
+    l.unfused_saved_mask_bytes += scores * repeat_;
+    l.saved_elements += scores * repeat_;  // dropped-out probabilities, the input of P V
+    l.unfused_saved_elements += scores * repeat_;
   }
-  l.fused_saved_elements += h * sq;  // FlashAttention keeps one fp32 log-sum-exp per row and head
+  l.fused_saved_elements +=
+      h * sq * repeat_;  // FlashAttention keeps one fp32 log-sum-exp per row and head
 
   const double qe = sq * static_cast<double>(d);
   const double ke = sk * static_cast<double>(d);
@@ -662,15 +682,15 @@ Tensor NetBuilder::lstm(const Tensor& in, std::int64_t hidden) {
                 seq * (x + 2 * h + 4 * h), w_ih + w_hh, {4 * h, x + h, seq, 1}, BatchDim::k));
   save(in);
   open().saved_elements +=
-      seq * 6 * h;  // gate activations (4h), cell state and tanh(cell) per step
-  save(out);        // h_{t-1} feeds the recurrent weight gradient
+      seq * 6 * h * repeat_;  // gate activations (4h), cell state and tanh(cell) per step
+  save(out);                  // h_{t-1} feeds the recurrent weight gradient
   return out;
 }
 
 void NetBuilder::loss(const Tensor& logits) {
   const double n = logits.elements();
   add_costs(kSoftmaxFwdFlops * n, 0, kSoftmaxBwdFlops * n, 0, 0);
-  open().saved_elements += n;  // the probabilities
+  open().saved_elements += n * repeat_;  // the probabilities
   // cross_entropy = log_softmax + nll_loss forward; backward: nll's gradient (zero-filled, one
   // value per row scattered) and log_softmax's.
   const double rows = n / static_cast<double>(logits.features());
@@ -905,7 +925,7 @@ Tensor NetBuilder::additive_attention(const Tensor& query, const Tensor& keys, c
                tanh.bwd_flops * n));
   bwd(mem_spec("additive attention sum bwd", KernelClass::reduction, 2 * n + adds, 0, 0, adds));
   save(make({static_cast<std::int64_t>(n)}, true));  // tanh's output
-  open().saved_elements += probs;                    // the attention probabilities
+  open().saved_elements += probs * repeat_;          // the attention probabilities
   save(values);
   return out;
 }

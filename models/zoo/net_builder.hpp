@@ -102,6 +102,13 @@ class NetBuilder {
 
   std::vector<Layer> take_layers();
 
+  // A loop whose body runs `count` times per sample, one iteration after another (an
+  // autoregressive decoder): primitives between begin_repeat and end_repeat take per-iteration
+  // tensors; their kernels are launched `count` times, their work and saved activations count
+  // `count` times, their parameters once.
+  void begin_repeat(std::int64_t count);
+  void end_repeat();
+
  private:
   Tensor make(std::vector<std::int64_t> shape, bool needs_grad);
   Layer& open();
@@ -121,6 +128,7 @@ class NetBuilder {
   std::vector<std::vector<KernelSpec>> bwd_groups_;  // of the open entry (or the next one)
   std::vector<KernelSpec> pending_fwd_;              // launched before the next entry begins
   bool open_ = false;
+  int repeat_ = 1;
 
   // ---- added for zoo coverage ----
  public:

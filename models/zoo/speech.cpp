@@ -75,28 +75,36 @@ ZooModel make_tacotron2(const Hyperparameters& hp) {
     p = nb.dropout(nb.activation(nb.linear(p, kPrenet, false), Activation::relu));
   nb.end(p, memory.elements());
 
-  // The decoder loop, one step per frame: it is sequential, so it stays one entry. Each step's
-  // attention context feeds the next step's LSTM input; the step costs are summed over frames.
+  // The decoder loop, one step per frame (model.py Decoder.forward runs decode() once per frame):
+  // it is sequential, so it stays one entry. The memory projection runs once; every step runs the
+  // attention LSTM cell, location-sensitive attention, the decoder LSTM cell and the two output
+  // projections on one frame, so each of those kernels is launched `frames` times.
   nb.begin("decoder", OpClass::recurrent, p.elements() + memory.elements());
   const Tensor processed_memory = nb.linear(memory, kAttention, false);  // memory_layer
-  const Tensor previous_context = nb.copy_as(p, {frames, kEmbed});
+  const Tensor p_step = nb.copy_as(p, {1, kPrenet});  // this step's prenet output (a view)
+  nb.begin_repeat(frames);
+  const Tensor previous_context = nb.input({1, kEmbed}, true);
   const Tensor attention_hidden =
-      nb.dropout(nb.lstm(nb.concat_features({p, previous_context}), kRnn));
+      nb.dropout(nb.lstm(nb.concat_features({p_step, previous_context}), kRnn));
   const Tensor query = nb.linear(attention_hidden, kAttention, false);  // query_layer
-  // Location features: the previous and cumulative attention weights {2, frames, text} through a
-  // 31-tap convolution and a dense layer, per decoder step.
-  const Tensor weights = nb.copy_as(attention_hidden, {2, frames, text});
+  // Location features: the previous and cumulative attention weights {2, 1, text} through a
+  // 31-tap convolution and a dense layer.
+  const Tensor weights = nb.input({2, 1, text}, true);
   const Tensor location_conv = nb.conv2d(weights, Conv2d{kLocationFilters, 1, kLocationKernel, 1, 1,
                                                          0, (kLocationKernel - 1) / 2, 1, false});
   const Tensor location =
-      nb.linear(nb.reshape(location_conv, {frames * text, kLocationFilters}), kAttention, false);
+      nb.linear(nb.reshape(location_conv, {text, kLocationFilters}), kAttention, false);
   const Tensor context =
       nb.additive_attention(query, processed_memory, memory, &location, kAttention);
   const Tensor decoder_hidden =
       nb.dropout(nb.lstm(nb.concat_features({attention_hidden, context}), kRnn));
   const Tensor joined = nb.concat_features({decoder_hidden, context});
-  const Tensor mel = nb.linear(joined, mels, true);  // linear_projection
-  const Tensor gate = nb.linear(joined, 1, true);    // gate_layer
+  const Tensor mel_step = nb.linear(joined, mels, true);  // linear_projection
+  const Tensor gate_step = nb.linear(joined, 1, true);    // gate_layer
+  nb.end_repeat();
+  // The frames' outputs stacked: {frames, mels} and {frames, 1}.
+  const Tensor mel = nb.copy_as(mel_step, {frames, mels});
+  const Tensor gate = nb.copy_as(gate_step, {frames, 1});
   nb.end(mel, gate.elements());
 
   // Postnet: 5 convs with batch norm, tanh on all but the last, dropout on all; its output is

@@ -107,7 +107,7 @@ struct Layer {
                                 // connections that jump ahead, as torchgpipe's stash/pop, excluded)
   double saved_elements = 0;    // per sample, activation elements kept for backward
   double saved_mask_bytes = 0;  // per sample, dropout masks kept for backward (1 byte per element)
-  std::vector<std::int64_t> output_shape;  // per sample, e.g. {C, H, W} or {seq, hidden}
+  std::vector<std::int64_t> output_shape;           // per sample, e.g. {C, H, W} or {seq, hidden}
   std::optional<TransformerEntryInfo> transformer;  // set on transformer entries only
   int param_tensors = 0;  // parameter tensors (weights, biases, norm scales): optimizer kernels
                           // and mixed-precision casts are launched per tensor

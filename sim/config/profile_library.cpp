@@ -382,7 +382,8 @@ void ProfileLibrary::set_value(const std::string& kind, const std::string& name,
   std::size_t start = 0;
   while (true) {
     const auto dot = path.find('.', start);
-    const std::string key = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    const std::string key =
+        path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
     if (!node->is_object() || !node->contains(key)) {
       throw InputError(e.origin, "has no value at '" + path + "'");
     }

@@ -4,57 +4,10 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
-#include <fstream>
-#include <map>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "support/run_cli.hpp"
-
-namespace {
-
-// One CSV line with "quoted, fields".
-std::vector<std::string> split_csv(const std::string& line) {
-  std::vector<std::string> out(1);
-  bool quoted = false;
-  for (char c : line) {
-    if (c == '"') {
-      quoted = !quoted;
-    } else if (c == ',' && !quoted) {
-      out.emplace_back();
-    } else {
-      out.back() += c;
-    }
-  }
-  return out;
-}
-
-std::vector<std::map<std::string, std::string>> read_csv(const std::string& path) {
-  std::ifstream in(path);
-  std::string line;
-  std::getline(in, line);
-  const auto header = split_csv(line);
-  std::vector<std::map<std::string, std::string>> rows;
-  while (std::getline(in, line)) {
-    if (line.empty()) continue;
-    const auto cells = split_csv(line);
-    std::map<std::string, std::string> row;
-    for (std::size_t i = 0; i < header.size() && i < cells.size(); ++i)
-      row[header[i]] = cells[i];
-    rows.push_back(row);
-  }
-  return rows;
-}
-
-nlohmann::json model_of(const std::string& name) {
-  if (name == "AmoebaNet-D (18, 256)") return {{"name", "amoebanet_d"}, {"N", 18}, {"F", 256}};
-  if (name == "ResNet-101") return {{"name", "resnet101"}};
-  if (name == "U-Net (5, 64)") return {{"name", "unet"}, {"B", 5}, {"C", 64}};
-  return nullptr;
-}
-
-}  // namespace
 
 TEST_CASE("torchgpipe AmoebaNet-D memory benchmark: model memory exact, baseline out of memory") {
   // Parameters x (fp32 weight + gradient + RMSprop's square average) = torchgpipe's
