@@ -297,8 +297,8 @@ class ReplicaSim {
   // exchange the sparse values; needs the whole gradient, so it follows backward.
   void sparse_exchange() {
     const double m = static_cast<double>(s_.model.params());
-    // Selection reads gradient and residual, writes residual: about 3 passes over m elements.
-    const double select_s = kernel_s(4 * m, 3 * m * grad_bytes_);
+    // Residual accumulation and top-k selection: the one cost model of sim/collectives/kernels.
+    const double select_s = collectives_.topk_selection_s(m);
     if (measuring()) measured_.compute_s += select_s;
     ++pending_comm_;
     compute_.submit(

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <tuple>
 
 namespace trainsim::sim::collectives {
 
@@ -63,17 +64,23 @@ Phase Schedule::build(std::size_t phase) const {
     }
   }
   if (s.chunks > 1) {
-    // Chunks of different steps between the same pair travel as one message.
+    // Chunks of different steps between the same pair on one channel travel as one message
+    // (driven by the channel's one thread block: its rate cap is not added up).
     std::stable_sort(out.transfers.begin(), out.transfers.end(),
                      [](const Transfer& a, const Transfer& b) {
-                       return a.src < b.src || (a.src == b.src && a.dst < b.dst);
+                       return std::tie(a.src, a.dst, a.channel) < std::tie(b.src, b.dst, b.channel);
                      });
     std::size_t w = 0;
     for (std::size_t r = 0; r < out.transfers.size(); ++r) {
-      if (w > 0 && out.transfers[w - 1].src == out.transfers[r].src &&
-          out.transfers[w - 1].dst == out.transfers[r].dst) {
-        out.transfers[w - 1].bytes += out.transfers[r].bytes;
-        out.transfers[w - 1].receiver_compute_s += out.transfers[r].receiver_compute_s;
+      Transfer& last = out.transfers[w > 0 ? w - 1 : 0];
+      const Transfer& t = out.transfers[r];
+      if (w > 0 && last.src == t.src && last.dst == t.dst && last.channel == t.channel) {
+        last.bytes += t.bytes;
+        last.receiver_compute_s += t.receiver_compute_s;
+        last.max_rate_bytes_per_s =
+            last.max_rate_bytes_per_s > 0 && t.max_rate_bytes_per_s > 0
+                ? std::max(last.max_rate_bytes_per_s, t.max_rate_bytes_per_s)
+                : 0.0;
       } else {
         out.transfers[w++] = out.transfers[r];
       }

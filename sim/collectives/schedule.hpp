@@ -4,7 +4,8 @@
 // rendezvous); it moves to the next phase once its sends are delivered and its
 // receives have arrived and been processed (the receiver's kernel, e.g. a reduction, runs on its
 // accelerator right after arrival). Endpoints 0..ranks-1 are the ranks' accelerators,
-// ranks + h is the host of node h (parameter servers).
+// ranks + h is the host of node h (parameter servers), ranks + hosts + s is switch s (a node's
+// NVSwitch for NVLS, a rail's root switch for SHARP; see Plan::switches).
 //
 // Phases with equal keys are identical, so the aggregated runner solves each key once: a ring
 // has two keys however many ranks it has.
@@ -20,6 +21,10 @@ struct Transfer {
   std::int32_t dst = 0;
   double bytes = 0;
   double receiver_compute_s = 0;  // kernel the receiver runs on arrival (reduction, merge)
+  // Cap on the message's rate (0: none): the channel's protocol throughput, or the receiver's
+  // share of its reduction kernel when it reduces the data as it arrives (NCCL's fused reduce).
+  double max_rate_bytes_per_s = 0;
+  std::int32_t channel = 0;  // chunks of one channel between the same pair travel as one message
 };
 
 struct Phase {
@@ -31,7 +36,8 @@ class Schedule {
  public:
   using Emit = std::function<void(std::vector<Transfer>&)>;
 
-  explicit Schedule(int ranks, int hosts = 0) : ranks_(ranks), hosts_(hosts) {}
+  explicit Schedule(int ranks, int hosts = 0, int switches = 0)
+      : ranks_(ranks), hosts_(hosts), switches_(switches) {}
 
   // A phase in which every rank runs a kernel of `seconds`.
   void add_compute(double seconds);
@@ -43,7 +49,8 @@ class Schedule {
 
   int ranks() const { return ranks_; }
   int hosts() const { return hosts_; }
-  int endpoints() const { return ranks_ + hosts_; }
+  int switches() const { return switches_; }
+  int endpoints() const { return ranks_ + hosts_ + switches_; }
   std::size_t num_phases() const { return keys_.size(); }
   std::size_t num_keys() const { return num_keys_; }
   std::uint32_t key(std::size_t phase) const { return keys_[phase]; }
@@ -63,6 +70,7 @@ class Schedule {
 
   int ranks_;
   int hosts_;
+  int switches_;
   std::vector<Segment> segments_;
   std::vector<std::uint32_t> keys_;
   std::uint32_t num_keys_ = 0;
