@@ -78,8 +78,13 @@ class Aggregator {
       ++key_count[schedule_.key(p)];
     for (std::size_t p = 0; p < n; ++p) {
       const std::uint32_t k = schedule_.key(p);
-      if (key_time[k] < 0)
-        key_time[k] = solve_phase(schedule_.build(p), static_cast<double>(key_count[k]));
+      if (key_time[k] < 0) {
+        schedule_.build(p, phase_);
+        const Phase& ph = phase_;
+        for (const Transfer& t : ph.transfers)
+          out.messages += key_count[k] * static_cast<std::uint64_t>(t.multiplicity);
+        key_time[k] = solve_phase(ph, static_cast<double>(key_count[k]));
+      }
       out.time_s += key_time[k];
     }
     out.events = events_;
@@ -101,10 +106,13 @@ class Aggregator {
     const double route_latency = layout_.route(from, to, hops_);
     const MessageCost cost = message_cost(layout_, plan_.protocol, hops_, route_latency);
     Leg leg;
-    leg.latency_s = cost.latency_s;
+    leg.latency_s = t.follower ? 0.0 : cost.latency_s;
     leg.bytes = t.bytes * cost.wire_per_byte;
     leg.cap = t.max_rate_bytes_per_s > 0 ? t.max_rate_bytes_per_s * cost.wire_per_byte : 0;
-    leg.weight = cost.latency_s > 0 ? 1.0 / cost.latency_s : 1.0;
+    // As the message-level run: equal shares for a library's GPU copies, CM02's 1 / latency for
+    // plain message schedules.
+    leg.weight = (plan_.protocol.modeled || cost.latency_s <= 0 ? 1.0 : 1.0 / cost.latency_s) *
+                 t.multiplicity;
     leg.first = first;
     if (last) {
       leg.dst = t.dst;
@@ -179,9 +187,11 @@ class Aggregator {
     for (std::uint32_t r : touched)
       slot_[r] = kNone;
     // Members of each group, in leg order.
-    std::vector<std::uint32_t> order(nl);
+    std::vector<std::uint32_t>& order = order_;
+    order.resize(nl);
     std::iota(order.begin(), order.end(), 0u);
-    std::vector<std::uint32_t> root(nl);
+    std::vector<std::uint32_t>& root = root_;
+    root.resize(nl);
     for (std::uint32_t i = 0; i < nl; ++i)
       root[i] = find(i);
     std::stable_sort(order.begin(), order.end(),
@@ -216,6 +226,7 @@ class Aggregator {
       sig.push_back(bits(g.cap));
       sig.push_back(bits(g.receiver_compute_s));
       sig.push_back(g.first ? 1 : 0);
+      sig.push_back(bits(g.weight));
       std::uint64_t d = ~0ull;
       if (g.dst >= 0) d = local_dst_.emplace(g.dst, local_dst_.size()).first->second;
       sig.push_back(d);
@@ -351,6 +362,8 @@ class Aggregator {
   std::vector<std::uint32_t> slot_;  // scratch: first leg on a link direction
   std::vector<char> half_;
   std::vector<double> cap_;
+  Phase phase_;  // scratch, reused
+  std::vector<std::uint32_t> order_, root_;
   std::vector<Leg> legs_;
   std::vector<std::uint32_t> res_;
   std::vector<std::uint32_t> parent_;

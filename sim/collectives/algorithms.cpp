@@ -112,11 +112,18 @@ void add_ring_steps(Schedule& s, const Ctx& x, const std::vector<std::vector<int
       next[o][static_cast<std::size_t>(ord[i])] = ord[(i + 1) % ord.size()];
   }
   const int p = x.p;
+  // Channel ch runs order ch % orders: the channels of one order travel as one message each
+  // (Transfer::multiplicity).
+  const int n_orders = static_cast<int>(next.size());
   s.add_steps(steps, chunks, same_key, [=](int, std::vector<Transfer>& out) {
-    for (int ch = 0; ch < channels; ++ch) {
-      const std::vector<int>& nx = next[static_cast<std::size_t>(ch) % next.size()];
-      for (int r = 0; r < p; ++r)
-        out.push_back({r, nx[static_cast<std::size_t>(r)], per_channel, compute, cap, ch});
+    for (int o = 0; o < n_orders; ++o) {
+      const int k = channels / n_orders + (o < channels % n_orders ? 1 : 0);
+      const std::vector<int>& nx = next[static_cast<std::size_t>(o)];
+      for (int r = 0; r < p; ++r) {
+        Transfer t{r, nx[static_cast<std::size_t>(r)], k * per_channel, k * compute, k * cap, o};
+        t.multiplicity = k;
+        out.push_back(t);
+      }
     }
   });
 }
@@ -180,15 +187,27 @@ void add_nccl_tree(Schedule& s, const Ctx& x, double bytes, int chunks) {
   const int chain = g - 1;
   // Steps: chain up (g-1), tree up (depth), tree down (depth), chain down (g-1).
   const int steps = 2 * chain + 2 * depth;
+  // Channel ch has head ch % g and tree ch % 2: channels with both alike travel as one message
+  // (Transfer::multiplicity).
+  const int period = std::lcm(g, 2);
+  const int variants = std::min(channels, period);
   s.add_steps(steps, chunks, step_key, [=](int i, std::vector<Transfer>& out) {
-    for (int ch = 0; ch < channels; ++ch) {
+    for (int ch = 0; ch < variants; ++ch) {
+      const int k = channels / variants + (ch < channels % variants ? 1 : 0);
+      const double bytes_k = k * per_channel, compute_k = k * compute;
+      const double up_k = k * up_cap, down_k = k * down_cap;
+      auto push = [&](int a, int b, bool up) {
+        Transfer t{a, b, bytes_k, up ? compute_k : 0.0, up ? up_k : down_k, ch};
+        t.multiplicity = k;
+        out.push_back(t);
+      };
       const int head = ch % g;
       const bool mirrored = ch % 2 == 1;
       auto member = [&](int n, int pos) { return m.at(n, (head + pos) % g); };  // pos 0: head
       if (i < chain) {  // chain up: position g-1-i sends to g-2-i
         const int pos = g - 1 - i;
         for (int n = 0; n < nodes; ++n)
-          out.push_back({member(n, pos), member(n, pos - 1), per_channel, compute, up_cap, ch});
+          push(member(n, pos), member(n, pos - 1), true);
       } else if (i < chain + depth) {  // tree up
         const int d = depth - (i - chain);
         const int first = (1 << d) - 1, last = std::min(nodes - 1, (2 << d) - 2);
@@ -196,7 +215,7 @@ void add_nccl_tree(Schedule& s, const Ctx& x, double bytes, int chunks) {
           const int child = mirrored ? nodes - 1 - v : v;
           const int pv = (v - 1) / 2;
           const int parent = mirrored ? nodes - 1 - pv : pv;
-          out.push_back({member(child, 0), member(parent, 0), per_channel, compute, up_cap, ch});
+          push(member(child, 0), member(parent, 0), true);
         }
       } else if (i < chain + 2 * depth) {  // tree down
         const int d = i - chain - depth + 1;
@@ -205,12 +224,12 @@ void add_nccl_tree(Schedule& s, const Ctx& x, double bytes, int chunks) {
           const int child = mirrored ? nodes - 1 - v : v;
           const int pv = (v - 1) / 2;
           const int parent = mirrored ? nodes - 1 - pv : pv;
-          out.push_back({member(parent, 0), member(child, 0), per_channel, 0.0, down_cap, ch});
+          push(member(parent, 0), member(child, 0), false);
         }
       } else {  // chain down: position j sends to j+1
         const int pos = i - chain - 2 * depth;
         for (int n = 0; n < nodes; ++n)
-          out.push_back({member(n, pos), member(n, pos + 1), per_channel, 0.0, down_cap, ch});
+          push(member(n, pos), member(n, pos + 1), false);
       }
     }
   });
@@ -279,12 +298,12 @@ void add_halving_doubling_allreduce(Schedule& s, const Ctx& x, double bytes) {
 }
 
 // Pipeline slices: NCCL's tree and chain protocols move data in slices of a few hundred KiB
-// (estimate: 512 KiB), at most 64 in flight per collective.
+// (estimate: 512 KiB), at most 1024 per collective (NCCL pipelines every slice, so the fill of a few steps is negligible).
 int auto_chunks(const CollectiveSpec& spec, bool pipelined) {
   if (spec.chunks > 0) return spec.chunks;
   if (!pipelined) return 1;
   const double slice_bytes = 512.0 * 1024;
-  return static_cast<int>(std::clamp(std::ceil(spec.bytes / slice_bytes), 1.0, 64.0));
+  return static_cast<int>(std::clamp(std::ceil(spec.bytes / slice_bytes), 1.0, 1024.0));
 }
 
 [[noreturn]] void unsupported(const CollectiveSpec& spec, const std::string& why) {

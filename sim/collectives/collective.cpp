@@ -294,6 +294,7 @@ RunOutput run_exact(const ClusterLayout& layout, const Plan& plan) {
   RunOutput out;
   out.time_s = process.duration_s();
   out.events = engine.stats().events_executed;
+  out.messages = process.messages();
   for (LinkId l = 0; l < topo.topology.num_links(); ++l) {
     const double b = net.link_bytes(l);
     if (b > 0) out.link_bytes.emplace_back(l, b);
@@ -311,7 +312,9 @@ struct Chosen {
 // Runs every candidate and keeps the fastest (ties: the first, i.e. ring before tree, LL first).
 Chosen choose(const ClusterLayout& layout, const Prepared& prep, const CollectiveSpec& spec,
               const KernelCosts& kernels, const std::string& name) {
-  const std::vector<Candidate> cands = candidates(prep.cluster, spec, prep.map);
+  std::vector<Candidate> cands = candidates(prep.cluster, spec, prep.map);
+  // An algorithm the library runs with no protocol on this cluster: build it to get its reason.
+  if (cands.empty()) cands.push_back({spec.algorithm, Protocol::simple});
   std::optional<Chosen> best;
   for (const Candidate& cand : cands) {
     CollectiveSpec s = spec;
@@ -330,7 +333,8 @@ Plan plan_collective(const ClusterSpec& cluster, const CollectiveSpec& spec) {
   const Prepared prep = prepare(cluster, spec);
   const KernelCosts kernels{prep.cluster.accelerator, prep.cluster.host, spec.dtype,
                             spec.charge_kernels};
-  const std::vector<Candidate> cands = candidates(prep.cluster, spec, prep.map);
+  std::vector<Candidate> cands = candidates(prep.cluster, spec, prep.map);
+  if (cands.empty()) cands.push_back({spec.algorithm, Protocol::simple});
   if (cands.size() == 1) {
     CollectiveSpec s = spec;
     s.algorithm = cands[0].algorithm;
@@ -358,7 +362,7 @@ CollectiveResult run_collective(const ClusterSpec& cluster, const CollectiveSpec
   r.busbw_bytes_per_s = r.algbw_bytes_per_s * busbw_factor(spec.op, ranks);
   r.events = chosen.ran.out.events;
   r.aggregated = chosen.ran.aggregated;
-  r.flows = s.count_flows();
+  r.flows = chosen.ran.out.messages;
   r.phases = s.num_phases();
   r.chunks = plan.chunks;
   r.channels = plan.channels;

@@ -132,19 +132,35 @@ void CollectiveProcess::send_flow(VertexId from, VertexId to, std::size_t p, std
   const double cap = t.max_rate_bytes_per_s > 0 ? t.max_rate_bytes_per_s * m.wire_per_byte
                                                 : std::numeric_limits<double>::infinity();
   ++messages_;
+  const Route* route = &m.route;
+  Route scaled;
+  if (t.follower) {  // a pipeline chunk behind the head: start_flow copies the route
+    scaled = m.route;
+    scaled.latency_s = 0;
+    scaled.latency = Time::from_seconds(scaled.latency_s);
+    route = &scaled;
+  }
+  // NCCL's channels are GPU copies that links arbitrate per flow: equal shares (0: the network's
+  // round-trip rule, for plain message schedules).
+  const double weight =
+      plan_.protocol.modeled ? t.multiplicity
+      : t.multiplicity == 1  ? 0.0
+                             : t.multiplicity / std::max(m.route.latency_s, 1e-12);
   if (first_leg) {
-    net_.start_flow(m.route, t.bytes * m.wire_per_byte, cap, [this, p, i] {
+    net_.start_flow(*route, t.bytes * m.wire_per_byte, cap, weight, [this, p, i] {
       const Transfer& u = phases_[p].transfers[i];
       const auto to_rank = static_cast<std::size_t>(u.dst);
       send_flow(staging_host_[to_rank], vertex_[to_rank], p, i, false);
     });
     return;
   }
-  net_.start_flow(m.route, t.bytes * m.wire_per_byte, cap, [this, p, i] { delivered(p, i); });
+  net_.start_flow(*route, t.bytes * m.wire_per_byte, cap, weight,
+                  [this, p, i] { delivered(p, i); });
 }
 
 void CollectiveProcess::start_flow(std::size_t p, std::uint32_t i) {
   const Transfer& t = phases_[p].transfers[i];
+  transfers_ += static_cast<std::uint64_t>(t.multiplicity);
   const auto src = static_cast<std::size_t>(t.src), dst = static_cast<std::size_t>(t.dst);
   if (src < staging_host_.size() && dst < staging_host_.size() &&
       staging_host_[src] == staging_host_[dst]) {

@@ -46,7 +46,7 @@ class CollectiveProcess {
   Time finish_time() const { return finish_; }
   double duration_s() const { return (finish_ - start_).seconds(); }
   const Plan& plan() const { return plan_; }
-  std::uint64_t messages() const { return messages_; }
+  std::uint64_t messages() const { return transfers_; }  // the schedule's messages started
 
  private:
   struct Parked {
@@ -89,7 +89,8 @@ class CollectiveProcess {
   Time start_ = Time::zero();
   Time finish_ = Time::zero();
   bool finished_ = false;
-  std::uint64_t messages_ = 0;
+  std::uint64_t messages_ = 0;   // flows (a staged message is two)
+  std::uint64_t transfers_ = 0;
 };
 
 // Resolves a spec the way run_collective does (group, automatic algorithm, fastest protocol; the

@@ -134,8 +134,12 @@ ProtocolParams protocol_params(const ClusterSpec& c, AlgoFamily family, Protocol
   out.base_latency_s = f.base_latency_s ? *f.base_latency_s
                                         : (rccl ? kRcclBase : kNcclBase)[fi][pi] * kUs;
   const auto& hw = rccl ? kRcclHw : kNcclHw;
-  for (int t = 0; t < 3; ++t)
-    out.step_latency_s[static_cast<std::size_t>(t)] = hw[t][fi][pi] * kUs;
+  for (std::size_t t = 0; t < 3; ++t) {
+    out.step_latency_s[t] = hw[t][static_cast<std::size_t>(fi)][static_cast<std::size_t>(pi)] * kUs;
+    const auto& calibrated = f.step_latency_s[t][static_cast<std::size_t>(pi)];
+    if (calibrated && (family == AlgoFamily::ring || family == AlgoFamily::tree))
+      out.step_latency_s[t] = *calibrated;
+  }
   if (nodes > 1 && !rccl && family == AlgoFamily::ring) {
     const double floor = kNetOverheadUs * (p == Protocol::simple ? 3 : 1) * kUs;
     for (int t = 0; t < 2; ++t)

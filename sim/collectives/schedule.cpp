@@ -6,6 +6,7 @@
 
 namespace trainsim::sim::collectives {
 
+
 void Schedule::add_compute(double seconds) {
   Segment s;
   s.first_phase = keys_.size();
@@ -42,15 +43,26 @@ void Schedule::add_steps(int steps, int chunks, const std::function<std::uint64_
 }
 
 Phase Schedule::build(std::size_t phase) const {
+  Phase out;
+  build(phase, out);
+  return out;
+}
+
+void Schedule::build(std::size_t phase, Phase& out) const {
   auto seg = std::upper_bound(segments_.begin(), segments_.end(), phase,
                               [](std::size_t p, const Segment& s) { return p < s.first_phase; });
   const Segment& s = *(seg - 1);
-  Phase out;
+  out.transfers.clear();
+  out.compute_s = 0;
   if (!s.emit) {
     out.compute_s = s.compute_s;
-    return out;
+    return;
   }
   const int q = static_cast<int>(phase - s.first_phase);
+  if (s.chunks == 1) {  // one step, emitted in place
+    s.emit(q, out.transfers);
+    return;
+  }
   std::vector<Transfer> step;
   for (int j = 0; j < s.chunks; ++j) {
     const int i = q - j;
@@ -60,6 +72,7 @@ Phase Schedule::build(std::size_t phase) const {
     for (Transfer t : step) {
       t.bytes /= s.chunks;
       t.receiver_compute_s /= s.chunks;
+      if (j > 0) t.follower = true;
       out.transfers.push_back(t);
     }
   }
@@ -77,6 +90,7 @@ Phase Schedule::build(std::size_t phase) const {
       if (w > 0 && last.src == t.src && last.dst == t.dst && last.channel == t.channel) {
         last.bytes += t.bytes;
         last.receiver_compute_s += t.receiver_compute_s;
+        last.follower = last.follower && t.follower;
         last.max_rate_bytes_per_s =
             last.max_rate_bytes_per_s > 0 && t.max_rate_bytes_per_s > 0
                 ? std::max(last.max_rate_bytes_per_s, t.max_rate_bytes_per_s)
@@ -87,7 +101,6 @@ Phase Schedule::build(std::size_t phase) const {
     }
     out.transfers.resize(w);
   }
-  return out;
 }
 
 std::uint64_t Schedule::count_flows() const {

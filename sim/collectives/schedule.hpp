@@ -25,6 +25,13 @@ struct Transfer {
   // share of its reduction kernel when it reduces the data as it arrives (NCCL's fused reduce).
   double max_rate_bytes_per_s = 0;
   std::int32_t channel = 0;  // chunks of one channel between the same pair travel as one message
+  // Channels this message stands for: k identical channels' messages (same route, size and cap)
+  // travel as one of k times the bytes, cap and share weight, which max-min sharing treats
+  // exactly as the k messages.
+  std::int32_t multiplicity = 1;
+  // A pipeline chunk behind the head chunk: it overlaps its latency with the chunks ahead of it
+  // (NCCL's in-flight slots; add_steps).
+  bool follower = false;
 };
 
 struct Phase {
@@ -44,6 +51,10 @@ class Schedule {
   // `steps` steps, step i's transfers from emit_step(i, out); step_key(i) identifies equal steps.
   // With chunks > 1 the payload is cut into chunks that move as a pipeline (wavefront): phase q
   // carries chunk j of step q - j for every j, bytes and receiver compute divided by `chunks`.
+  // The head chunk pays each step's latency; the chunks behind it pay none (see Transfer): NCCL keeps
+  // NCCL_STEPS = 8 chunks in flight per connection (NVIDIA/nccl src/include/device.h), so their
+  // handshakes overlap the transfers ahead of them (hidden while a slice's transfer takes more
+  // than 1/8 of a step latency: 512 KiB at 25 GB/s is 21 us against 2-25 us step latencies).
   void add_steps(int steps, int chunks, const std::function<std::uint64_t(int)>& step_key,
                  const std::function<void(int, std::vector<Transfer>&)>& emit_step);
 
@@ -55,6 +66,8 @@ class Schedule {
   std::size_t num_keys() const { return num_keys_; }
   std::uint32_t key(std::size_t phase) const { return keys_[phase]; }
   Phase build(std::size_t phase) const;
+  // The same into `out`, reusing its storage.
+  void build(std::size_t phase, Phase& out) const;
   // Messages of the whole schedule (counted without materializing repeated phases twice).
   std::uint64_t count_flows() const;
 

@@ -75,6 +75,18 @@ CollectiveFabricSpec read_collectives(JsonReader& r) {
   c.nvls_efficiency = r.number_or("nvls_efficiency", Bound::unit_interval, 1.0);
   c.sharp = r.boolean_or("sharp", false);
   c.base_latency_s = r.optional_quantity("base_latency", Dimension::seconds, Bound::non_negative);
+  if (auto steps = r.optional_object("step_latency")) {
+    const char* transports[] = {"nvlink", "pcie", "network"};
+    const char* protocols[] = {"ll", "ll128", "simple"};
+    for (std::size_t t = 0; t < 3; ++t) {
+      if (auto per = steps->optional_object(transports[t])) {
+        for (std::size_t p = 0; p < 3; ++p)
+          c.step_latency_s[t][p] = per->optional_quantity(protocols[p], Dimension::seconds);
+        per->done();
+      }
+    }
+    steps->done();
+  }
   r.done();
   return c;
 }

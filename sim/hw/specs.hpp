@@ -78,6 +78,9 @@ struct CollectiveFabricSpec {
   double nvls_efficiency = 1.0;          // achieved fraction of the NVLink bandwidth with NVLS
   bool sharp = false;                    // IB SHARP: the inter-node switches reduce (CollNet)
   std::optional<double> base_latency_s;  // per-collective fixed cost; unset: the library's table
+  // Per-step latency overrides [transport][protocol] (nvlink, pcie, network x LL, LL128, Simple)
+  // for ring and tree steps; unset: the library's table.
+  std::array<std::array<std::optional<double>, 3>, 3> step_latency_s{};
   // The traits of the node's intra link, host link and inter-node link profiles.
   LinkCollectiveTraits intra_link, host_link, inter_link;
 };

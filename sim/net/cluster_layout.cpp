@@ -405,8 +405,16 @@ std::string ClusterLayout::link_name(LinkId l) const {
   return vertex(ll.a).name + "--" + vertex(ll.b).name;
 }
 
+LinkRole ClusterLayout::role(LinkId l) const {
+  return l < fabric_link_base_ ? node_links_[l % links_per_node_].role : LinkRole::fabric;
+}
+
+const LinkSpec& ClusterLayout::link_spec(LinkId l) const {
+  return l < fabric_link_base_ ? *node_links_[l % links_per_node_].spec : *spec_.inter_link;
+}
+
 const LinkCollectiveTraits& ClusterLayout::traits(LinkId l) const {
-  switch (link(l).role) {
+  switch (role(l)) {
     case LinkRole::intra:
       return spec_.collectives.intra_link;
     case LinkRole::host:
@@ -419,10 +427,10 @@ const LinkCollectiveTraits& ClusterLayout::traits(LinkId l) const {
 }
 
 LinkTransport ClusterLayout::transport(LinkId l) const {
-  const LayoutLink ll = link(l);
+  const LinkRole r = role(l);
   const LinkCollectiveTraits& t = traits(l);
-  if (t.transport && ll.role != LinkRole::nic) return *t.transport;
-  switch (ll.role) {
+  if (t.transport && r != LinkRole::nic) return *t.transport;
+  switch (r) {
     case LinkRole::intra:
       return LinkTransport::nvlink;
     case LinkRole::host:
@@ -436,7 +444,7 @@ LinkTransport ClusterLayout::transport(LinkId l) const {
 
 void ClusterLayout::push(LinkId l, bool forward, std::vector<Hop>& hops, double& latency) const {
   hops.push_back(Hop{l, forward});
-  latency += link(l).latency_s;
+  latency += link_spec(l).latency_s;
 }
 
 void ClusterLayout::intra(int node, std::uint32_t from, std::uint32_t to, std::vector<Hop>& hops,

@@ -76,6 +76,9 @@ class ClusterLayout {
   // profile's collective traits.
   LinkTransport transport(LinkId l) const;
   const LinkCollectiveTraits& traits(LinkId l) const;
+  LinkRole role(LinkId l) const;
+  // The profile link of l (a fat tree's uplink: the inter link, whose bandwidth link() scales).
+  const LinkSpec& link_spec(LinkId l) const;
 
   // Appends src -> dst's hops to `hops` and returns the route's latency (sum of its links').
   // Endpoints are accelerators, hosts, node switches and rail roots. Throws

@@ -44,6 +44,14 @@ FlowId FlowNetwork::start_flow(const Route& route, double bytes, Callback on_don
 
 FlowId FlowNetwork::start_flow(const Route& route, double bytes, double max_rate_bytes_per_s,
                                Callback on_done) {
+  return start_flow(route, bytes, max_rate_bytes_per_s, 0.0, std::move(on_done));
+}
+
+FlowId FlowNetwork::start_flow(const Route& route, double bytes, double max_rate_bytes_per_s,
+                               double weight, Callback on_done) {
+  if (!(weight >= 0) || !std::isfinite(weight)) {
+    throw std::invalid_argument("FlowNetwork::start_flow: the weight must be positive");
+  }
   if (!(max_rate_bytes_per_s > 0)) {
     throw std::invalid_argument("FlowNetwork::start_flow: the rate cap must be positive");
   }
@@ -74,7 +82,8 @@ FlowId FlowNetwork::start_flow(const Route& route, double bytes, double max_rate
   f.bytes = bytes;
   f.remaining = bytes;
   f.rate = 0;
-  f.weight = options_.sharing == Sharing::latency_weighted && route.latency_s > 0
+  f.weight = weight > 0 ? weight
+             : options_.sharing == Sharing::latency_weighted && route.latency_s > 0
                  ? 1.0 / route.latency_s
                  : 1.0;
   f.last_update = engine_.now();

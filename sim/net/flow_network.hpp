@@ -67,6 +67,10 @@ class FlowNetwork {
   // resource of the flow's own, so it takes part in max-min sharing like a link.
   FlowId start_flow(const Route& route, double bytes, double max_rate_bytes_per_s,
                     Callback on_done);
+  // Same, with the flow's sharing weight given (> 0) instead of the network's rule: e.g. flows
+  // of GPU copy engines, which links arbitrate per flow, not by round-trip time.
+  FlowId start_flow(const Route& route, double bytes, double max_rate_bytes_per_s, double weight,
+                    Callback on_done);
 
   Router& router() { return router_; }
   const Topology& topology() const { return topology_; }
