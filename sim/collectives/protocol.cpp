@@ -107,6 +107,7 @@ const char* protocol_name(Protocol p) {
 bool protocol_enabled(const ClusterSpec& c, AlgoFamily family, Protocol p) {
   const CollectiveFabricSpec& f = c.collectives;
   if (f.library == CollectiveLibrary::none) return p == Protocol::simple;
+  if (!f.protocols[static_cast<std::size_t>(proto_index(p))]) return false;
   if ((family == AlgoFamily::nvls || family == AlgoFamily::collnet) && p != Protocol::simple)
     return false;
   if (family == AlgoFamily::nvls && (f.library != CollectiveLibrary::nccl || !f.nvls))

@@ -75,6 +75,19 @@ CollectiveFabricSpec read_collectives(JsonReader& r) {
   c.nvls_efficiency = r.number_or("nvls_efficiency", Bound::unit_interval, 1.0);
   c.sharp = r.boolean_or("sharp", false);
   c.base_latency_s = r.optional_quantity("base_latency", Dimension::seconds, Bound::non_negative);
+  if (r.has("protocols")) {
+    c.protocols = {false, false, false};
+    const nlohmann::json& list = r.raw()["protocols"];
+    r.ignore({"protocols"});
+    if (!list.is_array() || list.empty()) r.fail("protocols", "expected a list such as [\"LL\", \"Simple\"]");
+    for (const auto& v : list) {
+      const std::string name = v.is_string() ? v.get<std::string>() : show_json(v);
+      if (name == "LL") c.protocols[0] = true;
+      else if (name == "LL128") c.protocols[1] = true;
+      else if (name == "Simple") c.protocols[2] = true;
+      else r.fail("protocols", "unknown protocol " + name + " (valid: LL, LL128, Simple)");
+    }
+  }
   if (auto steps = r.optional_object("step_latency")) {
     const char* transports[] = {"nvlink", "pcie", "network"};
     const char* protocols[] = {"ll", "ll128", "simple"};

