@@ -135,7 +135,8 @@ int run_collective(const Args& args, CommandIo& io) {
       "override cluster.PATH=VALUE (repeatable), e.g. --set cluster.nodes=64")(
       "op", po::value(&op), "allreduce | allgather | reduce_scatter | broadcast | alltoall")(
       "algorithm", po::value(&algorithm),
-      "auto | ring | tree | double_binary_tree | halving_doubling | hierarchical | nvls | collnet | "
+      "auto | ring | tree | double_binary_tree | halving_doubling | hierarchical | nvls | collnet "
+      "| "
       "parameter_server | topk | gtopk (default ring)")(
       "protocol", po::value(&protocol),
       "LL | LL128 | Simple (default: the fastest, as NCCL's tuner picks)")(

@@ -67,8 +67,7 @@ std::vector<fit::ValidationPoint> evaluate_collective_table(const CollectiveTabl
 
 void add_collective_tables(std::vector<ReferenceTable>& tables) {
   for (const CollectiveTable& t : collective_tables()) {
-    tables.push_back({t.name, t.source, "busbw GB/s",
-                      [t](const sim::ProfileLibrary& profiles) {
+    tables.push_back({t.name, t.source, "busbw GB/s", [t](const sim::ProfileLibrary& profiles) {
                         return evaluate_collective_table(t, reference_csv(t.file), profiles);
                       }});
   }

@@ -108,8 +108,7 @@ double sparse_allreduce_time_s(const sim::ClusterSpec& c, const CommSpec& comm, 
   // b is the time of one byte; "2k" counts the k values and their k indices (same width).
   const double b = 1 / path.bw_bytes_per_s;
   if (comm.compression == "gtopk")
-    return sim::collectives::closed_form::gtopk_allreduce_s(ranks, k, value_bytes, path.alpha_s,
-                                                            b);
+    return sim::collectives::closed_form::gtopk_allreduce_s(ranks, k, value_bytes, path.alpha_s, b);
   return sim::collectives::closed_form::topk_allgather_s(ranks, k, value_bytes, path.alpha_s, b);
 }
 
@@ -162,8 +161,7 @@ double CollectiveCoster::sparse_allreduce_s(double elements) {
 
 double CollectiveCoster::topk_selection_s(double elements) const {
   const sim::Dtype dtype = gradient_dtype(s_.precision);
-  const sim::collectives::KernelCosts kernels{s_.cluster.accelerator, s_.cluster.host, dtype,
-                                              true};
+  const sim::collectives::KernelCosts kernels{s_.cluster.accelerator, s_.cluster.host, dtype, true};
   const double k = static_cast<double>(
       sim::collectives::topk_count(elements * sim::dtype_bytes(dtype), s_.comm.density, dtype));
   return kernels.topk_compress_s(elements, k);

@@ -43,7 +43,7 @@ enum class CommModel { flow_level, alpha_beta };
 struct CommSpec {
   std::string algorithm = "ring";
   CommModel model = CommModel::flow_level;  // "communication.model": "flow" | "alpha_beta"
-  double bucket_bytes = 25e6;  // PyTorch DDP's default bucket
+  double bucket_bytes = 25e6;               // PyTorch DDP's default bucket
   bool overlap = true;
   std::string compression = "none";  // none | topk | gtopk
   double density = 0.001;

@@ -39,11 +39,11 @@ struct Leg {
   double bytes = 0;  // on the wire
   double cap = 0;    // on the wire; 0: none
   double weight = 1;
-  double receiver_compute_s = 0;  // on the last leg
+  double receiver_compute_s = 0;             // on the last leg
   std::uint32_t res_begin = 0, res_end = 0;  // into the phase's resource list
-  std::int32_t dst = -1;            // receiving endpoint (last leg)
-  std::uint32_t next = kNone;       // the leg that starts when this one ends
-  bool first = true;                // starts at the phase start
+  std::int32_t dst = -1;                     // receiving endpoint (last leg)
+  std::uint32_t next = kNone;                // the leg that starts when this one ends
+  bool first = true;                         // starts at the phase start
 };
 
 class Aggregator {
@@ -55,7 +55,8 @@ class Aggregator {
       vertex_.push_back(endpoint_vertex(layout, plan, i));
     if (!layout.spec().p2p) {
       for (int r = 0; r < schedule_.ranks(); ++r)
-        staging_.push_back(layout.host(layout.node_of_vertex(vertex_[static_cast<std::size_t>(r)])));
+        staging_.push_back(
+            layout.host(layout.node_of_vertex(vertex_[static_cast<std::size_t>(r)])));
     }
     const std::size_t links = layout.num_links();
     bytes_.assign(2 * links, 0.0);
@@ -282,8 +283,7 @@ class Aggregator {
       ++events_;
       double t_next = starts.empty() ? inf : starts.top().first;
       for (std::uint32_t i : active) {
-        if (flows[i].rate > 0)
-          t_next = std::min(t_next, now + flows[i].remaining / flows[i].rate);
+        if (flows[i].rate > 0) t_next = std::min(t_next, now + flows[i].remaining / flows[i].rate);
       }
       const double dt = t_next - now;
       const double tol = 1e-12 * std::max(t_next, 1e-9);
@@ -358,7 +358,7 @@ class Aggregator {
   const Schedule& schedule_;
   std::vector<VertexId> vertex_;
   std::vector<VertexId> staging_;
-  std::vector<double> bytes_;       // per link direction, over the whole run
+  std::vector<double> bytes_;        // per link direction, over the whole run
   std::vector<std::uint32_t> slot_;  // scratch: first leg on a link direction
   std::vector<char> half_;
   std::vector<double> cap_;

@@ -105,7 +105,8 @@ void add_ring_steps(Schedule& s, const Ctx& x, const std::vector<std::vector<int
   const double compute = reduce ? x.serial_reduce_s(per_channel) : 0.0;
   const double cap = x.cap(reduce, channels);
   // Successor tables per distinct order.
-  std::vector<std::vector<int>> next(orders.size(), std::vector<int>(static_cast<std::size_t>(x.p)));
+  std::vector<std::vector<int>> next(orders.size(),
+                                     std::vector<int>(static_cast<std::size_t>(x.p)));
   for (std::size_t o = 0; o < orders.size(); ++o) {
     const std::vector<int>& ord = orders[o];
     for (std::size_t i = 0; i < ord.size(); ++i)
@@ -250,8 +251,8 @@ void add_bruck_allgather(Schedule& s, int ranks, double block_bytes) {
 
 // Recursive halving (reduce-scatter) over the power-of-two group `members`, then optionally
 // recursive doubling (allgather) back.
-void add_halving_doubling(Schedule& s, const Ctx& x, const std::vector<int>& members,
-                          double bytes, bool allgather) {
+void add_halving_doubling(Schedule& s, const Ctx& x, const std::vector<int>& members, double bytes,
+                          bool allgather) {
   const int p2 = static_cast<int>(members.size());
   const int levels = floor_log2(p2);
   const KernelCosts k = x.k;
@@ -298,7 +299,8 @@ void add_halving_doubling_allreduce(Schedule& s, const Ctx& x, double bytes) {
 }
 
 // Pipeline slices: NCCL's tree and chain protocols move data in slices of a few hundred KiB
-// (estimate: 512 KiB), at most 1024 per collective (NCCL pipelines every slice, so the fill of a few steps is negligible).
+// (estimate: 512 KiB), at most 1024 per collective (NCCL pipelines every slice, so the fill of a
+// few steps is negligible).
 int auto_chunks(const CollectiveSpec& spec, bool pipelined) {
   if (spec.chunks > 0) return spec.chunks;
   if (!pipelined) return 1;
@@ -332,7 +334,8 @@ bool search_cycles(int n, int want, std::vector<std::vector<char>>& used,
       return false;
     }
     for (int w = 1; w < n; ++w) {
-      if (on[static_cast<std::size_t>(w)] || used[static_cast<std::size_t>(u)][static_cast<std::size_t>(w)])
+      if (on[static_cast<std::size_t>(w)] ||
+          used[static_cast<std::size_t>(u)][static_cast<std::size_t>(w)])
         continue;
       on[static_cast<std::size_t>(w)] = 1;
       used[static_cast<std::size_t>(u)][static_cast<std::size_t>(w)] = 1;
@@ -563,8 +566,8 @@ Plan build_plan(const ClusterSpec& c, const CollectiveSpec& spec, const RankMap&
       }
       if (collnet && !c.collectives.sharp)
         unsupported(spec, "the cluster's fabric has no in-network reduction (collectives.sharp)");
-      if (collnet && (c.inter_topology != InterTopology::star &&
-                      c.inter_topology != InterTopology::fat_tree))
+      if (collnet &&
+          (c.inter_topology != InterTopology::star && c.inter_topology != InterTopology::fat_tree))
         unsupported(spec, "SHARP needs a switched (star or fat-tree) fabric");
       const int g = map.per_node;
       const int n = map.nodes;
@@ -587,7 +590,8 @@ Plan build_plan(const ClusterSpec& c, const CollectiveSpec& spec, const RankMap&
           total, plan.chunks,
           [=](int i) -> std::uint64_t {
             if (i < intra) return 0;
-            if (i < intra + inter) return collnet ? (i - intra == 0 ? 1 : 2) : (i - intra < n - 1 ? 1 : 2);
+            if (i < intra + inter)
+              return collnet ? (i - intra == 0 ? 1 : 2) : (i - intra < n - 1 ? 1 : 2);
             return 3;
           },
           [=](int i, std::vector<Transfer>& out) {
@@ -613,8 +617,8 @@ Plan build_plan(const ClusterSpec& c, const CollectiveSpec& spec, const RankMap&
                   out.push_back({root, r, intra_block, 0.0, cap_b});
                 }
               } else {
-                out.push_back({r, ((node + 1) % n) * g + local, inter_block,
-                               j < n - 1 ? ir_c : 0.0, j < n - 1 ? cap_r : cap_b});
+                out.push_back({r, ((node + 1) % n) * g + local, inter_block, j < n - 1 ? ir_c : 0.0,
+                               j < n - 1 ? cap_r : cap_b});
               }
             }
           });

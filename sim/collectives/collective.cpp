@@ -67,8 +67,8 @@ std::vector<int> group_of(const CollectiveSpec& spec, int total, const std::stri
   const int ranks = spec.ranks == 0 ? total : spec.ranks;
   if (ranks < 1 || ranks > total) {
     throw InputError("--ranks", std::to_string(spec.ranks) + " is not between 1 and the " +
-                                    std::to_string(total) + " accelerators of cluster '" +
-                                    cluster + "'");
+                                    std::to_string(total) + " accelerators of cluster '" + cluster +
+                                    "'");
   }
   std::vector<int> g(static_cast<std::size_t>(ranks));
   std::iota(g.begin(), g.end(), 0);
@@ -91,8 +91,8 @@ std::vector<Candidate> candidates(const ClusterSpec& c, const CollectiveSpec& sp
     algs.push_back(Algorithm::ring);
     if (map.contiguous_nodes && c.collectives.library != CollectiveLibrary::none)
       algs.push_back(Algorithm::double_binary_tree);
-    if (c.collectives.nvls && c.collectives.library == CollectiveLibrary::nccl &&
-        map.nodes == 1 && c.p2p && c.intra_topology == IntraTopology::switched)
+    if (c.collectives.nvls && c.collectives.library == CollectiveLibrary::nccl && map.nodes == 1 &&
+        c.p2p && c.intra_topology == IntraTopology::switched)
       algs.push_back(Algorithm::nvls);
     if (c.collectives.sharp && map.contiguous_nodes && map.nodes > 1 &&
         (c.inter_topology == InterTopology::star || c.inter_topology == InterTopology::fat_tree))
@@ -164,10 +164,9 @@ Ran run_plan(const ClusterLayout& layout, const Plan& plan, const CollectiveSpec
                                     " phases on " + std::to_string(ranks) +
                                     " ranks is too large; use the aggregated model");
   }
-  if (spec.op == Op::alltoall &&
-      static_cast<double>(ranks) * (ranks - 1) > kMaxPhaseMessages) {
-    throw InputError("--op alltoall", std::to_string(ranks) + " ranks on cluster '" +
-                                          cluster_name + "' are " +
+  if (spec.op == Op::alltoall && static_cast<double>(ranks) * (ranks - 1) > kMaxPhaseMessages) {
+    throw InputError("--op alltoall", std::to_string(ranks) + " ranks on cluster '" + cluster_name +
+                                          "' are " +
                                           std::to_string(static_cast<double>(ranks) * (ranks - 1)) +
                                           " concurrent messages, more than this model runs");
   }
@@ -275,7 +274,7 @@ MessageCost message_cost(const ClusterLayout& layout, const ProtocolParams& prot
   c.latency_s = route_latency_s;
   c.wire_per_byte = 1 / efficiency;
   if (protocol.modeled && !hops.empty()) {
-    const LinkTransport cls = net ? LinkTransport::network
+    const LinkTransport cls = net      ? LinkTransport::network
                               : nvlink ? LinkTransport::nvlink
                                        : LinkTransport::pcie;
     c.latency_s = std::max(route_latency_s, protocol.step_latency_s[static_cast<std::size_t>(cls)]);

@@ -86,8 +86,8 @@ struct CollectiveResult {
   std::uint64_t flows = 0;            // messages of the schedule
   std::size_t phases = 0;
   int chunks = 1;
-  int channels = 1;  // parallel rings/trees
-  std::int64_t k = 0;  // topk / gtopk: selected elements per rank
+  int channels = 1;                       // parallel rings/trees
+  std::int64_t k = 0;                     // topk / gtopk: selected elements per rank
   Algorithm algorithm = Algorithm::ring;  // the one that ran (auto: the chosen one)
   std::string protocol;                   // "LL", "LL128", "Simple"; "" without a library
 };

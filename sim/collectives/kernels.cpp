@@ -32,7 +32,8 @@ double KernelCosts::launch_s() const {
 // is implemented this is the accelerator's roofline with the class's achieved memory fraction.
 double KernelCosts::body_s(const Kernel& k) const {
   if (!enabled || (k.flops <= 0 && k.bytes <= 0)) return 0;
-  const double roofline = kernel_time_s(accelerator, k.dtype, k.flops, k.bytes / class_efficiency(k.cls));
+  const double roofline =
+      kernel_time_s(accelerator, k.dtype, k.flops, k.bytes / class_efficiency(k.cls));
   return roofline - accelerator.kernel_launch_overhead_s;
 }
 
@@ -64,8 +65,8 @@ double KernelCosts::host_reduce_s(double bytes) const {
 }
 
 double KernelCosts::residual_s(double elements) const {
-  return body_s(Kernel{KernelClass::elementwise, dtype, elements,
-                       3 * elements * dtype_bytes(dtype), {}});
+  return body_s(
+      Kernel{KernelClass::elementwise, dtype, elements, 3 * elements * dtype_bytes(dtype), {}});
 }
 
 double KernelCosts::topk_select_s(double elements, double k) const {

@@ -20,7 +20,8 @@ CollectiveProcess::CollectiveProcess(Engine& engine, FlowNetwork& net, const Clu
     // Without peer-to-peer a message between two accelerators of one node is copied into host
     // memory and out again (cudaMemcpy / NCCL's SHM transport staging): store and forward.
     for (int r = 0; r < ranks; ++r)
-      staging_host_.push_back(layout.host(layout.node_of_vertex(vertex_[static_cast<std::size_t>(r)])));
+      staging_host_.push_back(
+          layout.host(layout.node_of_vertex(vertex_[static_cast<std::size_t>(r)])));
   }
   const std::size_t e = vertex_.size();
   const std::size_t n = schedule.num_phases();
@@ -79,8 +80,7 @@ void CollectiveProcess::enter(std::size_t ep) {
     const std::uint32_t first = send_offsets_[p][ep], last = send_offsets_[p][ep + 1];
     pending_[ep] = last - first;
     start_parked(ep, p);
-    const bool computes =
-        ph.compute_s > 0 && ep < static_cast<std::size_t>(plan_.schedule.ranks());
+    const bool computes = ph.compute_s > 0 && ep < static_cast<std::size_t>(plan_.schedule.ranks());
     if (computes) {
       ++pending_[ep];
       const Time done = run_kernel(ep, ph.compute_s);
@@ -142,10 +142,9 @@ void CollectiveProcess::send_flow(VertexId from, VertexId to, std::size_t p, std
   }
   // NCCL's channels are GPU copies that links arbitrate per flow: equal shares (0: the network's
   // round-trip rule, for plain message schedules).
-  const double weight =
-      plan_.protocol.modeled ? t.multiplicity
-      : t.multiplicity == 1  ? 0.0
-                             : t.multiplicity / std::max(m.route.latency_s, 1e-12);
+  const double weight = plan_.protocol.modeled ? t.multiplicity
+                        : t.multiplicity == 1  ? 0.0
+                                              : t.multiplicity / std::max(m.route.latency_s, 1e-12);
   if (first_leg) {
     net_.start_flow(*route, t.bytes * m.wire_per_byte, cap, weight, [this, p, i] {
       const Transfer& u = phases_[p].transfers[i];

@@ -89,7 +89,7 @@ class CollectiveProcess {
   Time start_ = Time::zero();
   Time finish_ = Time::zero();
   bool finished_ = false;
-  std::uint64_t messages_ = 0;   // flows (a staged message is two)
+  std::uint64_t messages_ = 0;  // flows (a staged message is two)
   std::uint64_t transfers_ = 0;
 };
 

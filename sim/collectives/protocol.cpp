@@ -21,17 +21,17 @@ using Table = std::array<Row, 4>;  // ring, tree, nvls, collnet
 constexpr Table kNcclBase{{{6.6, 14.0, 8.4}, {6.8, 14.0, 8.4}, {0, 0, 0}, {0, 0, 0}}};
 // Same file, hwLatencies: per-step latency of each transport class.
 constexpr std::array<Table, 3> kNcclHw{{
-    {{{0.6, 1.9, 3.4}, {0.6, 1.25, 4.0}, {0, 0, 25}, {0, 0, 3.7}}},    // NVLINK
-    {{{1.0, 2.5, 5.7}, {1.0, 1.9, 4.0}, {0, 0, 0}, {0, 0, 3.7}}},      // PCI
-    {{{2.7, 4.0, 14.0}, {5.0, 8.5, 14.0}, {0, 0, 18}, {0, 0, 31}}},    // NET
+    {{{0.6, 1.9, 3.4}, {0.6, 1.25, 4.0}, {0, 0, 25}, {0, 0, 3.7}}},  // NVLINK
+    {{{1.0, 2.5, 5.7}, {1.0, 1.9, 4.0}, {0, 0, 0}, {0, 0, 3.7}}},    // PCI
+    {{{2.7, 4.0, 14.0}, {5.0, 8.5, 14.0}, {0, 0, 18}, {0, 0, 31}}},  // NET
 }};
 // ROCm/rccl@0cbce2a src/graph/tuning.cc: baseLat, and tuning_model_5's hwLat, the model RCCL
 // selects for 8 x MI300X with 7 xGMI links per GPU (src/graph/rome_models.cc rome_model_79 and
 // rome_model_84, "tuning=5"). LL128 is off in that model (0.0), RCCL has no NVLS.
 constexpr Table kRcclBase{{{12.0, 12.0, 17.0}, {12.0, 12.0, 17.0}, {0, 0, 0}, {12.0, 12.0, 17.0}}};
 constexpr std::array<Table, 3> kRcclHw{{
-    {{{0.8, 0.0, 2.1}, {0.9, 0.0, 2.3}, {0, 0, 0}, {0, 0, 0.9}}},     // NVLINK (xGMI)
-    {{{2.2, 2.2, 5.7}, {2.2, 2.2, 5.7}, {0, 0, 0}, {0, 0, 5.7}}},     // PCI
+    {{{0.8, 0.0, 2.1}, {0.9, 0.0, 2.3}, {0, 0, 0}, {0, 0, 0.9}}},       // NVLINK (xGMI)
+    {{{2.2, 2.2, 5.7}, {2.2, 2.2, 5.7}, {0, 0, 0}, {0, 0, 5.7}}},       // PCI
     {{{9.5, 0.0, 320.0}, {10.5, 0.0, 25.0}, {0, 0, 0}, {0, 0, 10.5}}},  // NET
 }};
 
@@ -55,12 +55,12 @@ int gen_index(GpuGeneration g) {
 }
 constexpr std::array<double, 4> kLlMaxBwOneNode{39.0, 87.7, 141.0, 2 * 141.0};
 constexpr std::array<double, 3> kLlMaxBwIntel{39.0, 39.0, 20.4};
-constexpr std::array<Row, 4> kRingLl128{{{20, 20, 20}, {20, 20, 20}, {36.7, 36.7, 36.7},
-                                         {40, 40, 40}}};
-constexpr std::array<Row, 4> kTreeSimple{{{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8},
-                                          {38.7, 41.4, 36.0}, {70.0, 42.8, 24.0}}};
-constexpr std::array<Row, 4> kTreeLl128{{{20, 20, 20}, {20, 20, 20}, {36.7, 36.7, 29.0},
-                                         {55.6, 31.67, 20.0}}};
+constexpr std::array<Row, 4> kRingLl128{
+    {{20, 20, 20}, {20, 20, 20}, {36.7, 36.7, 36.7}, {40, 40, 40}}};
+constexpr std::array<Row, 4> kTreeSimple{
+    {{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}, {70.0, 42.8, 24.0}}};
+constexpr std::array<Row, 4> kTreeLl128{
+    {{20, 20, 20}, {20, 20, 20}, {36.7, 36.7, 29.0}, {55.6, 31.67, 20.0}}};
 
 // NCCL's network proxy post overhead (tuning.cc getNetOverhead: 1 us on Intel hosts, x3 for
 // Simple): on multi-node rings no step is faster.
@@ -110,8 +110,7 @@ bool protocol_enabled(const ClusterSpec& c, AlgoFamily family, Protocol p) {
   if (!f.protocols[static_cast<std::size_t>(proto_index(p))]) return false;
   if ((family == AlgoFamily::nvls || family == AlgoFamily::collnet) && p != Protocol::simple)
     return false;
-  if (family == AlgoFamily::nvls && (f.library != CollectiveLibrary::nccl || !f.nvls))
-    return false;
+  if (family == AlgoFamily::nvls && (f.library != CollectiveLibrary::nccl || !f.nvls)) return false;
   if (family == AlgoFamily::collnet && !f.sharp) return false;
   if (p == Protocol::ll128) {
     // NCCL enables LL128 only over NVLink (tuning.cc: typeIntra <= PATH_NVB); RCCL's MI300
@@ -132,8 +131,8 @@ ProtocolParams protocol_params(const ClusterSpec& c, AlgoFamily family, Protocol
   ProtocolParams out;
   out.modeled = true;
   out.protocol = p;
-  out.base_latency_s = f.base_latency_s ? *f.base_latency_s
-                                        : (rccl ? kRcclBase : kNcclBase)[fi][pi] * kUs;
+  out.base_latency_s =
+      f.base_latency_s ? *f.base_latency_s : (rccl ? kRcclBase : kNcclBase)[fi][pi] * kUs;
   const auto& hw = rccl ? kRcclHw : kNcclHw;
   for (std::size_t t = 0; t < 3; ++t) {
     out.step_latency_s[t] = hw[t][static_cast<std::size_t>(fi)][static_cast<std::size_t>(pi)] * kUs;

@@ -14,7 +14,7 @@ namespace trainsim::sim::collectives {
 struct RunOutput {
   double time_s = 0;
   std::uint64_t events = 0;
-  std::uint64_t messages = 0;  // the schedule's messages
+  std::uint64_t messages = 0;                         // the schedule's messages
   std::vector<std::pair<LinkId, double>> link_bytes;  // links that carried bytes (both ways)
 };
 

@@ -6,7 +6,6 @@
 
 namespace trainsim::sim::collectives {
 
-
 void Schedule::add_compute(double seconds) {
   Segment s;
   s.first_phase = keys_.size();
@@ -101,17 +100,6 @@ void Schedule::build(std::size_t phase, Phase& out) const {
     }
     out.transfers.resize(w);
   }
-}
-
-std::uint64_t Schedule::count_flows() const {
-  std::vector<std::uint64_t> per_key(num_keys_, ~std::uint64_t{0});
-  std::uint64_t total = 0;
-  for (std::size_t p = 0; p < keys_.size(); ++p) {
-    std::uint64_t& n = per_key[keys_[p]];
-    if (n == ~std::uint64_t{0}) n = build(p).transfers.size();
-    total += n;
-  }
-  return total;
 }
 
 }  // namespace trainsim::sim::collectives

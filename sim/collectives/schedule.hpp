@@ -51,10 +51,10 @@ class Schedule {
   // `steps` steps, step i's transfers from emit_step(i, out); step_key(i) identifies equal steps.
   // With chunks > 1 the payload is cut into chunks that move as a pipeline (wavefront): phase q
   // carries chunk j of step q - j for every j, bytes and receiver compute divided by `chunks`.
-  // The head chunk pays each step's latency; the chunks behind it pay none (see Transfer): NCCL keeps
-  // NCCL_STEPS = 8 chunks in flight per connection (NVIDIA/nccl src/include/device.h), so their
-  // handshakes overlap the transfers ahead of them (hidden while a slice's transfer takes more
-  // than 1/8 of a step latency: 512 KiB at 25 GB/s is 21 us against 2-25 us step latencies).
+  // The head chunk pays each step's latency; the chunks behind it pay none (see Transfer): NCCL
+  // keeps NCCL_STEPS = 8 chunks in flight per connection (NVIDIA/nccl src/include/device.h), so
+  // their handshakes overlap the transfers ahead of them (hidden while a slice's transfer takes
+  // more than 1/8 of a step latency: 512 KiB at 25 GB/s is 21 us against 2-25 us step latencies).
   void add_steps(int steps, int chunks, const std::function<std::uint64_t(int)>& step_key,
                  const std::function<void(int, std::vector<Transfer>&)>& emit_step);
 
@@ -68,8 +68,6 @@ class Schedule {
   Phase build(std::size_t phase) const;
   // The same into `out`, reusing its storage.
   void build(std::size_t phase, Phase& out) const;
-  // Messages of the whole schedule (counted without materializing repeated phases twice).
-  std::uint64_t count_flows() const;
 
  private:
   struct Segment {

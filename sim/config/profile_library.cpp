@@ -63,8 +63,8 @@ CollectiveFabricSpec read_collectives(JsonReader& r) {
   c.library = lib == "nccl"   ? CollectiveLibrary::nccl
               : lib == "rccl" ? CollectiveLibrary::rccl
                               : CollectiveLibrary::none;
-  const std::string gen = r.choice_or(
-      "generation", {"volta", "ampere", "hopper", "blackwell", "cdna3"}, "ampere");
+  const std::string gen =
+      r.choice_or("generation", {"volta", "ampere", "hopper", "blackwell", "cdna3"}, "ampere");
   c.generation = gen == "volta"       ? GpuGeneration::volta
                  : gen == "hopper"    ? GpuGeneration::hopper
                  : gen == "blackwell" ? GpuGeneration::blackwell
@@ -79,13 +79,18 @@ CollectiveFabricSpec read_collectives(JsonReader& r) {
     c.protocols = {false, false, false};
     const nlohmann::json& list = r.raw()["protocols"];
     r.ignore({"protocols"});
-    if (!list.is_array() || list.empty()) r.fail("protocols", "expected a list such as [\"LL\", \"Simple\"]");
+    if (!list.is_array() || list.empty())
+      r.fail("protocols", "expected a list such as [\"LL\", \"Simple\"]");
     for (const auto& v : list) {
       const std::string name = v.is_string() ? v.get<std::string>() : show_json(v);
-      if (name == "LL") c.protocols[0] = true;
-      else if (name == "LL128") c.protocols[1] = true;
-      else if (name == "Simple") c.protocols[2] = true;
-      else r.fail("protocols", "unknown protocol " + name + " (valid: LL, LL128, Simple)");
+      if (name == "LL")
+        c.protocols[0] = true;
+      else if (name == "LL128")
+        c.protocols[1] = true;
+      else if (name == "Simple")
+        c.protocols[2] = true;
+      else
+        r.fail("protocols", "unknown protocol " + name + " (valid: LL, LL128, Simple)");
     }
   }
   if (auto steps = r.optional_object("step_latency")) {

@@ -120,9 +120,9 @@ struct ClusterSpec {
   InterTopology inter_topology = InterTopology::none;
   std::optional<LinkSpec> inter_link;
   int nics_per_node = 1;
-  std::vector<int> inter_dims;    // torus shapes
-  int leaf_switch_ports = 0;      // fat_tree: nodes per leaf switch
-  double oversubscription = 1.0;  // fat_tree: leaf downlink / uplink bandwidth ratio
+  std::vector<int> inter_dims;       // torus shapes
+  int leaf_switch_ports = 0;         // fat_tree: nodes per leaf switch
+  double oversubscription = 1.0;     // fat_tree: leaf downlink / uplink bandwidth ratio
   CollectiveFabricSpec collectives;  // issue 14: the collective library on this cluster
   int total_accelerators() const { return nodes * accelerators_per_node; }
 };

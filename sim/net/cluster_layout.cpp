@@ -34,8 +34,7 @@ std::int64_t torus_links(int count, const std::vector<int>& dims) {
 }
 
 // The links wire_torus adds, in its order, as (from, to) member indices.
-void torus_pairs(int count, const std::vector<int>& dims,
-                 std::vector<std::pair<int, int>>& out) {
+void torus_pairs(int count, const std::vector<int>& dims, std::vector<std::pair<int, int>>& out) {
   int stride = 1;
   for (int dim : dims) {
     if (dim > 1) {
@@ -69,8 +68,8 @@ ClusterLayout::ClusterLayout(const ClusterSpec& spec) : spec_(spec) {
                                                                                 : 0;
   if (want_dims != 0 &&
       (spec.inter_dims.size() != want_dims || product(spec.inter_dims) != spec.nodes)) {
-    fail(spec, "inter torus needs " + std::to_string(want_dims) +
-                   " inter_dims multiplying to nodes");
+    fail(spec,
+         "inter torus needs " + std::to_string(want_dims) + " inter_dims multiplying to nodes");
   }
   if (spec.inter_topology == InterTopology::fat_tree &&
       (spec.leaf_switch_ports < 1 || !(spec.oversubscription > 0))) {
@@ -161,13 +160,14 @@ void ClusterLayout::build_intra_routes() {
       if (settled[u]) continue;
       settled[u] = true;
       const Kind kind = local_kind(u);
-      const bool transit = kind == Kind::acc || kind == Kind::sw ||
-                           (kind == Kind::host && !spec_.p2p);
+      const bool transit =
+          kind == Kind::acc || kind == Kind::sw || (kind == Kind::host && !spec_.p2p);
       if (u != src && !transit) continue;
       for (const auto& [link, w] : adj[u]) {
         if (settled[w]) continue;
         const std::uint32_t nh = h + 1;
-        const std::int64_t nl = l + Time::from_seconds(node_links_[link].spec->latency_s).picoseconds();
+        const std::int64_t nl =
+            l + Time::from_seconds(node_links_[link].spec->latency_s).picoseconds();
         if (std::tie(nh, nl) < std::tie(hops[w], lat[w])) {
           hops[w] = nh;
           lat[w] = nl;
@@ -289,8 +289,8 @@ VertexProps ClusterLayout::vertex(VertexId v) const {
         p = VertexProps{VertexKind::host, prefix + "host", n, !spec_.p2p, false};
         break;
       case Kind::acc:
-        p = VertexProps{VertexKind::accelerator, prefix + "acc" + std::to_string(off - 1), n,
-                        true, false};
+        p = VertexProps{VertexKind::accelerator, prefix + "acc" + std::to_string(off - 1), n, true,
+                        false};
         break;
       case Kind::sw:
         p = VertexProps{VertexKind::network_switch, prefix + "switch", n, true, false};
@@ -310,9 +310,10 @@ VertexProps ClusterLayout::vertex(VertexId v) const {
   if (spec_.inter_topology == InterTopology::star)
     return VertexProps{VertexKind::network_switch, rail + "switch", -1, true, false};
   const bool spine = leaves() > 1;
-  if (spine && j == 0) return VertexProps{VertexKind::network_switch, rail + "spine", -1, true, false};
-  return VertexProps{VertexKind::network_switch, rail + "leaf" + std::to_string(j - (spine ? 1 : 0)),
-                     -1, true, false};
+  if (spine && j == 0)
+    return VertexProps{VertexKind::network_switch, rail + "spine", -1, true, false};
+  return VertexProps{VertexKind::network_switch,
+                     rail + "leaf" + std::to_string(j - (spine ? 1 : 0)), -1, true, false};
 }
 
 LayoutLink ClusterLayout::link(LinkId l) const {
@@ -552,8 +553,9 @@ double ClusterLayout::route(VertexId src, VertexId dst, std::vector<Hop>& hops) 
     return kind != Kind::nic;
   };
   if (!endpoint_ok(src) || !endpoint_ok(dst))
-    throw std::invalid_argument("ClusterLayout::route: endpoints are accelerators, hosts, node "
-                                "switches or rail roots");
+    throw std::invalid_argument(
+        "ClusterLayout::route: endpoints are accelerators, hosts, node "
+        "switches or rail roots");
   auto acc_local = [&](VertexId v) -> int {
     if (node_of_vertex(v) < 0) return -1;
     return local_kind(local(v)) == Kind::acc ? static_cast<int>(local(v)) - 1 : -1;

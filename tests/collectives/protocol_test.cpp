@@ -41,9 +41,9 @@ TEST_CASE("protocol parameters are NCCL's tuning table on an A100 node") {
   CHECK(ll128.wire_efficiency == Approx(120.0 / 128));
   CHECK(ll128.channel_cap_bytes_per_s == Approx(20e9));
   const ProtocolParams simple = protocol_params(c, AlgoFamily::ring, Protocol::simple, 2, 24);
-  CHECK(simple.step_latency_s[2] == Approx(14e-6));                    // network
-  CHECK(simple.step_latency_s[0] == Approx(3.4e-6));                   // NVLink
-  CHECK(protocol_enabled(c, AlgoFamily::ring, Protocol::ll128));       // NVLink
+  CHECK(simple.step_latency_s[2] == Approx(14e-6));                                       // network
+  CHECK(simple.step_latency_s[0] == Approx(3.4e-6));                                      // NVLink
+  CHECK(protocol_enabled(c, AlgoFamily::ring, Protocol::ll128));                          // NVLink
   CHECK_FALSE(protocol_enabled(profile("mi300x-8"), AlgoFamily::ring, Protocol::ll128));  // RCCL
   CHECK_FALSE(protocol_enabled(c, AlgoFamily::nvls, Protocol::simple));  // A100: no NVLS
   CHECK_THROWS(protocol_params(profile("star-1gbe"), AlgoFamily::ring, Protocol::ll, 1, 1));
@@ -60,8 +60,7 @@ TEST_CASE("small allreduces run LL, large ones Simple; latency and bandwidth reg
   // NVLink3's 230 GB/s effective (NVIDIA/nccl-tests#149) bounds a ring's busbw.
   CHECK(large.busbw_bytes_per_s / 1e9 == Approx(230).epsilon(0.02));
   // Forcing LL on a large message halves the wire efficiency and hits LL's 87.7 GB/s cap.
-  CHECK(allreduce(c, 256.0 * 1024 * 1024, Algorithm::ring, Protocol::ll).busbw_bytes_per_s <
-        90e9);
+  CHECK(allreduce(c, 256.0 * 1024 * 1024, Algorithm::ring, Protocol::ll).busbw_bytes_per_s < 90e9);
 }
 
 TEST_CASE("H100 node: ring at NVLink's 370 GB/s effective, NVLS at the maintainers' ~480") {

@@ -18,8 +18,8 @@ ClusterSpec profile(const std::string& name) {
   return trainsim::cli::load_profile_library({}).cluster(name, "test");
 }
 
-CollectiveResult run(const ClusterSpec& c, Algorithm alg, double bytes, Model model,
-                     int ranks = 0, Dtype dtype = Dtype::fp32) {
+CollectiveResult run(const ClusterSpec& c, Algorithm alg, double bytes, Model model, int ranks = 0,
+                     Dtype dtype = Dtype::fp32) {
   CollectiveSpec s;
   s.dtype = dtype;
   s.algorithm = alg;
@@ -84,8 +84,8 @@ TEST_CASE("aggregated and message-level runs agree on fat trees, rails, rings an
       const Dtype d = c.accelerator.peak(Dtype::fp32) ? Dtype::fp32 : Dtype::bf16;
       const double exact = run(c, k.alg, m, Model::exact, 0, d).time_s;
       const double agg = run(c, k.alg, m, Model::aggregated, 0, d).time_s;
-      INFO(k.cluster << " x" << k.nodes << " " << algorithm_name(k.alg) << " " << m
-                     << " B: exact " << exact << " s, aggregated " << agg << " s");
+      INFO(k.cluster << " x" << k.nodes << " " << algorithm_name(k.alg) << " " << m << " B: exact "
+                     << exact << " s, aggregated " << agg << " s");
       CHECK(rel(agg, exact) < k.tol);
     }
   }

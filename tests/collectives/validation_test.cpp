@@ -37,8 +37,7 @@ TEST_CASE("collective busbw tables: MAPE per half pinned") {
   REQUIRE(tables.size() == cli::collective_tables().size());
   for (const cli::ReferenceTable& t : tables) {
     const std::vector<fit::ValidationPoint> points = t.evaluate(profiles);
-    const fit::TableAccuracy cal =
-        fit::summarize(t.name, t.source, fit::Half::calibration, points);
+    const fit::TableAccuracy cal = fit::summarize(t.name, t.source, fit::Half::calibration, points);
     const fit::TableAccuracy val = fit::summarize(t.name, t.source, fit::Half::validation, points);
     WARN(t.name << ": busbw MAPE calibration " << cal.mape_abs_pct << "% (" << cal.points
                 << " rows), validation " << val.mape_abs_pct << "% (" << val.points << " rows)");

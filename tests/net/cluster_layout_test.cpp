@@ -23,8 +23,7 @@ LinkSpec link_spec(const char* name, double bw, double lat) {
   return s;
 }
 
-ClusterSpec base(int nodes, int apn, IntraTopology intra, bool p2p, InterTopology inter,
-                 int nics) {
+ClusterSpec base(int nodes, int apn, IntraTopology intra, bool p2p, InterTopology inter, int nics) {
   ClusterSpec c;
   c.name = "t";
   c.nodes = nodes;
@@ -52,7 +51,8 @@ std::vector<ClusterSpec> specs() {
       base(1, 8, IntraTopology::torus2d, true, InterTopology::none, 0),
       base(1, 4, IntraTopology::switched, false, InterTopology::none, 0),
       base(5, 4, IntraTopology::switched, true, InterTopology::star, 2),
-      base(7, 8, IntraTopology::switched, true, InterTopology::fat_tree, 8),  // 3 leaves, last short
+      base(7, 8, IntraTopology::switched, true, InterTopology::fat_tree,
+           8),  // 3 leaves, last short
       base(7, 4, IntraTopology::switched, false, InterTopology::fat_tree, 2),
       base(5, 2, IntraTopology::ring, true, InterTopology::ring, 2),
       base(2, 4, IntraTopology::switched, true, InterTopology::ring, 4),
