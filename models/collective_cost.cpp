@@ -19,7 +19,7 @@ sim::Dtype gradient_dtype(sim::Dtype precision) {
 }
 
 // Above this many ranks sim/collectives aggregates phases (message level below).
-constexpr int kMessageLevelMaxRanks = 256;
+constexpr int kMessageLevelMaxRanks = 64;
 
 // Latency of the route between two accelerators of the cluster (all of its links).
 double route_latency_s(const sim::ClusterSpec& c, int from, int to) {

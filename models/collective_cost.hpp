@@ -1,7 +1,7 @@
 #pragma once
 // What the gradient collectives of a training step cost. CollectiveCoster prices them with the
 // flow-level message schedules of sim/collectives (channels, protocols, contention, routes,
-// reduction kernels), memoized per size, at every rank count: message by message up to 256
+// reduction kernels), memoized per size, at every rank count: message by message up to 64
 // ranks, phase-aggregated beyond, on every fabric. The alpha-beta closed forms below price them
 // only when the scenario asks for it (communication.model = "alpha_beta"), and the pipeline
 // simulator's per-stage allreduces use them. The training step runs each collective as one
