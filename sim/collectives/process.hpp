@@ -39,7 +39,8 @@ class CollectiveProcess {
   CollectiveProcess(const CollectiveProcess&) = delete;
   CollectiveProcess& operator=(const CollectiveProcess&) = delete;
 
-  // Starts now; `on_done` runs (inside an engine event) when every rank has finished.
+  // Starts now; `on_done` runs when every rank has finished (inside an engine event; at once,
+  // inside start(), for a plan with nothing to do, e.g. one rank).
   void start(std::function<void()> on_done);
   bool finished() const { return finished_; }
   Time start_time() const { return start_; }
