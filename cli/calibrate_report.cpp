@@ -196,7 +196,9 @@ std::vector<std::string> write_calibrated_documents(const std::string& dir,
         sim::apply_override(doc, override_text(setup.free[k].path_in_owner, r.parameters[k].value),
                             unused);
       }
-      path = std::filesystem::path(dir) / (doc.at("kind").get<std::string>() + "s") /
+      // The folder of the profile's kind, as hw_profiles/ lays them out (kernels is plural).
+      const std::string kind = doc.at("kind").get<std::string>();
+      path = std::filesystem::path(dir) / (kind == "kernels" ? kind : kind + "s") /
              (doc.at("name").get<std::string>() + ".json");
     }
     std::ostringstream header;

@@ -17,9 +17,7 @@ namespace {
 
 // The expansion load_scenario applies while overriding: profile names become their objects.
 sim::StringExpander profile_expander(const sim::ProfileLibrary& profiles) {
-  return [&profiles](const std::string& path, nlohmann::json& node, sim::JsonSource& source) {
-    return profiles.expand_cluster(path, node, source);
-  };
+  return models::scenario_expander(profiles);
 }
 
 std::vector<std::string> split_path(const std::string& path) {
@@ -54,7 +52,12 @@ std::optional<double> numeric_value(const nlohmann::json& leaf) {
 }
 
 bool is_fraction(const std::vector<std::string>& parts) {
-  // Efficiencies (achieved fractions of peak) and the sparsification density live in (0, 1].
+  // Efficiencies (achieved fractions of peak: a kernels profile's compute and memory tables, the
+  // half-tile rate) and the sparsification density live in (0, 1].
+  const auto kernels = std::find(parts.begin(), parts.end(), "kernels");
+  if (kernels != parts.end() && kernels + 1 != parts.end() &&
+      (kernels[1] == "compute" || kernels[1] == "memory" || parts.back() == "half_tile_throughput"))
+    return true;
   return std::any_of(
              parts.begin(), parts.end(),
              [](const std::string& p) { return p.find("efficiency") != std::string::npos; }) ||

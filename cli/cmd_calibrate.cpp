@@ -7,6 +7,7 @@
 
 #include "cli/calibrate_report.hpp"
 #include "cli/calibrate_setup.hpp"
+#include "cli/calibrate_table.hpp"
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
 #include "cli/profiles_source.hpp"
@@ -45,8 +46,14 @@ int run_calibrate(const Args& args, CommandIo& io) {
   std::string out_dir;
   std::string format = "text";
   int max_iterations = 50;
-  options.add_options()("scenario", po::value(&scenario_file)->required(), "scenario JSON file")(
-      "measured", po::value(&measured_file)->required(),
+  std::string table;
+  std::string rows;
+  options.add_options()("scenario", po::value(&scenario_file), "scenario JSON file")(
+      "table", po::value(&table),
+      "instead of SCENARIO and MEASURED: fit profile values (--free KIND/NAME:PATH) to the "
+      "calibration half of this `trainsim validate` table")(
+      "rows", po::value(&rows), "with --table: only the rows whose label matches this regex")(
+      "measured", po::value(&measured_file),
       "CSV: one column per scenario path to set for the row (e.g. batch_per_replica, "
       "parallelism.data) plus the "
       "measured throughput of the whole job in samples/s")(
@@ -68,7 +75,10 @@ int run_calibrate(const Args& args, CommandIo& io) {
   po::positional_options_description positional;
   positional.add("scenario", 1).add("measured", 1);
   po::variables_map vm;
-  if (!parse_command_line("calibrate", "SCENARIO.json MEASURED.csv --free PATH[,PATH...] [options]",
+  if (!parse_command_line("calibrate",
+                          "SCENARIO.json MEASURED.csv --free PATH[,PATH...] [options]\n"
+                          "       trainsim calibrate --table NAME --free KIND/NAME:PATH[,...] "
+                          "[--rows REGEX] [options]",
                           args, options, positional, vm, io)) {
     return 0;
   }
@@ -77,6 +87,17 @@ int run_calibrate(const Args& args, CommandIo& io) {
   }
   if (max_iterations < 1) throw UsageError("--max-iterations", "must be at least 1");
   const sim::ProfileLibrary profiles = load_profile_library(dirs);
+  if (!table.empty()) {
+    if (!scenario_file.empty() || !measured_file.empty()) {
+      throw UsageError("--table " + table, "takes no SCENARIO or MEASURED file");
+    }
+    TableCalibrationRequest req{table, split_commas(free_texts), rows, max_iterations,
+                                format == "json"};
+    return calibrate_on_table(req, profiles, io);
+  }
+  if (scenario_file.empty() || measured_file.empty()) {
+    throw UsageError("trainsim calibrate", "needs SCENARIO.json and MEASURED.csv, or --table NAME");
+  }
   const CalibrationSetup setup = prepare_calibration(
       scenario_file, sets, measured_file, throughput_col, split_commas(free_texts), profiles);
 

@@ -23,9 +23,49 @@ void show_accelerator(std::ostream& os, const sim::AcceleratorSpec& a) {
   }
   os << "  memory bandwidth       " << format_rate(a.memory_bw_bytes_per_s, "B/s") << "\n"
      << "  memory capacity        " << format_bytes(a.memory_capacity_bytes) << "\n"
-     << "  kernel launch overhead " << format_seconds(a.kernel_launch_overhead_s) << "\n"
-     << "  achieved efficiency    compute " << a.compute_efficiency << ", memory "
-     << a.memory_efficiency << "\n";
+     << "  kernel launch overhead " << format_seconds(a.kernel_launch_overhead_s)
+     << " (device gap between kernels)\n"
+     << "  compute units          " << a.compute_units << "\n"
+     << "  kernels                " << a.kernels.name << " (efficiencies per kernel class)\n";
+}
+
+void show_kernels(std::ostream& os, const sim::KernelEfficiency& k) {
+  os << "  GEMM tile " << k.tile_m << " x " << k.tile_n << " (half-area tile at "
+     << k.half_tile_throughput << " of the rate), k_half " << k.k_half << "\n"
+     << "  achieved fraction of peak (compute classes):\n";
+  for (int c = 0; c < sim::kKernelClassCount; ++c) {
+    const auto cls = static_cast<sim::KernelClass>(c);
+    if (!sim::is_compute_class(cls)) continue;
+    os << "    " << std::left << std::setw(16) << sim::kernel_class_name(cls) << std::right;
+    for (sim::Dtype d : sim::kAllDtypes) {
+      const double v = k.compute[static_cast<std::size_t>(c)][static_cast<std::size_t>(d)];
+      if (v > 0) os << " " << sim::dtype_name(d) << " " << v;
+    }
+    os << "\n";
+  }
+  os << "  achieved fraction of DRAM bandwidth (memory classes):\n";
+  for (int c = 0; c < sim::kKernelClassCount; ++c) {
+    const auto cls = static_cast<sim::KernelClass>(c);
+    if (sim::is_compute_class(cls)) continue;
+    os << "    " << std::left << std::setw(16) << sim::kernel_class_name(cls) << std::right << " "
+       << k.memory[static_cast<std::size_t>(c)] << "\n";
+  }
+}
+
+void show_framework(std::ostream& os, const sim::FrameworkSpec& f) {
+  os << "  host time per kernel   forward " << format_seconds(f.host_forward_per_kernel_s)
+     << ", backward " << format_seconds(f.host_backward_per_kernel_s) << ", optimizer "
+     << format_seconds(f.host_optimizer_per_kernel_s) << "\n"
+     << "  host time per step     " << format_seconds(f.host_per_step_s) << "; "
+     << f.host_syncs_per_step << " host-device syncs per step\n"
+     << "  graph launch " << (f.graph_launch ? "yes" : "no") << ", fusion "
+     << (f.fusion == sim::Fusion::none ? "none" : "pointwise") << ", mixed precision "
+     << (f.mixed_precision == sim::MixedPrecision::autocast ? "autocast" : "master_weights")
+     << ", optimizer kernels "
+     << (f.optimizer_kernels == sim::OptimizerKernels::per_tensor     ? "per_tensor"
+         : f.optimizer_kernels == sim::OptimizerKernels::multi_tensor ? "multi_tensor"
+                                                                      : "fused")
+     << " (" << f.tensors_per_optimizer_kernel << " tensors per kernel)\n";
 }
 
 void show_link(std::ostream& os, const sim::LinkSpec& l, const std::string& indent = "  ") {
@@ -122,6 +162,8 @@ int run_profiles(const Args& args, CommandIo& io) {
   out << e.kind << " " << e.name << " (" << e.origin << ")\n";
   if (!e.description.empty()) out << "  " << e.description << "\n";
   if (e.kind == "accelerator") show_accelerator(out, lib.accelerator(e.name, e.origin));
+  if (e.kind == "kernels") show_kernels(out, lib.kernels(e.name, e.origin));
+  if (e.kind == "framework") show_framework(out, lib.framework(e.name, e.origin));
   if (e.kind == "host") {
     const auto h = lib.host(e.name, e.origin);
     out << "  cpu cores " << h.cpu_cores << "\n  memory bandwidth "

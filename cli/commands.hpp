@@ -25,5 +25,6 @@ int run_sweep(const Args& args, CommandIo& io);
 int run_plan(const Args& args, CommandIo& io);
 int run_profiles(const Args& args, CommandIo& io);
 int run_models(const Args& args, CommandIo& io);
+int run_validate(const Args& args, CommandIo& io);
 
 }  // namespace trainsim::cli

@@ -33,6 +33,7 @@ const std::map<std::string, Command>& commands() {
       {"plan", {trainsim::cli::run_plan, "capacity planning: cheapest hardware meeting a target"}},
       {"profiles", {trainsim::cli::run_profiles, "list or show hardware profiles"}},
       {"models", {trainsim::cli::run_models, "list or show zoo models"}},
+      {"validate", {trainsim::cli::run_validate, "accuracy against every shipped reference table"}},
   };
   return table;
 }

@@ -76,6 +76,7 @@ nlohmann::json step_report_json(const models::StepReport& r) {
       {"cluster", r.cluster},
       {"accelerator", r.accelerator},
       {"precision", r.precision},
+      {"framework", r.framework},
       {"devices", r.devices},
       {"data_parallel", r.data_parallel},
       {"global_batch", r.global_batch},
@@ -84,6 +85,7 @@ nlohmann::json step_report_json(const models::StepReport& r) {
       {"breakdown_s",
        {{"compute", b.compute_s},
         {"recompute", b.recompute_s},
+        {"host", b.host_s},
         {"exposed_comm", b.exposed_comm_s},
         {"input_stall", b.input_stall_s},
         {"bubble", b.bubble_s},
@@ -92,6 +94,8 @@ nlohmann::json step_report_json(const models::StepReport& r) {
       {"collective_model", r.collective_model},
       {"gradient_bytes", r.gradient_bytes},
       {"buckets", r.buckets},
+      {"kernels_per_step", r.kernels_per_step},
+      {"host_busy_s", r.host_busy_s},
       {"memory",
        {{"peak_bytes_per_device", m.peak_bytes_per_device},
         {"capacity_bytes", m.capacity_bytes},
@@ -107,7 +111,10 @@ nlohmann::json step_report_json(const models::StepReport& r) {
       {"echo_speedup", r.echo_speedup},
       {"upstream_batch_s", r.upstream_batch_s},
       {"h2d_batch_s", r.h2d_batch_s},
-      {"sim", {{"events", r.events}, {"wall_s", r.wall_s}}},
+      {"sim",
+       {{"events", r.events},
+        {"wall_s", r.wall_s},
+        {"micro_steps_simulated", r.micro_steps_simulated}}},
   };
   const auto& p = r.pipeline;
   j["pipeline"] = {{"stages", p.stages},
@@ -139,7 +146,7 @@ void print_step_report_text(std::ostream& os, const models::StepReport& r) {
   const auto& b = r.breakdown;
   const auto pct = [&](double v) { return format_number(100 * v / r.step_time_s, 3) + "%"; };
   os << "scenario " << r.scenario << ": " << r.model << " on " << r.cluster << " (" << r.devices
-     << " x " << r.accelerator << ", " << r.precision << ")\n\n"
+     << " x " << r.accelerator << ", " << r.precision << ", " << r.framework << ")\n\n"
      << "  step time            " << format_seconds(r.step_time_s) << "\n"
      << "  throughput           " << format_number(r.throughput_samples_per_s, 5)
      << " samples/s  (global batch " << r.global_batch << ")\n\n"
@@ -148,6 +155,9 @@ void print_step_report_text(std::ostream& os, const models::StepReport& r) {
      << pct(b.compute_s) << "\n"
      << "    recompute          " << std::setw(12) << format_seconds(b.recompute_s) << "  "
      << pct(b.recompute_s) << "\n"
+     << "    host (framework)   " << std::setw(12) << format_seconds(b.host_s) << "  "
+     << pct(b.host_s) << "  (host thread busy " << format_seconds(r.host_busy_s) << " launching "
+     << format_number(r.kernels_per_step, 5) << " kernels per step)\n"
      << "    exposed comm       " << std::setw(12) << format_seconds(b.exposed_comm_s) << "  "
      << pct(b.exposed_comm_s) << "  (of " << format_seconds(r.comm_time_s) << " communication in "
      << r.buckets << " buckets, " << format_bytes(r.gradient_bytes) << " of gradients"
@@ -174,7 +184,12 @@ void print_step_report_text(std::ostream& os, const models::StepReport& r) {
        << format_number(100 * r.fresh_sample_fraction, 3) << "%, speedup vs no echo "
        << format_number(r.echo_speedup, 3) << "x\n";
   }
-  os << "  simulation           " << r.events << " events in " << format_seconds(r.wall_s) << "\n";
+  os << "  simulation           " << r.events << " events in " << format_seconds(r.wall_s);
+  if (r.micro_steps_simulated < r.pipeline.grad_accum) {
+    os << " (" << r.pipeline.grad_accum << " accumulation micro-steps extended linearly from "
+       << r.micro_steps_simulated - 1 << " and " << r.micro_steps_simulated << ")";
+  }
+  os << "\n";
 }
 
 }  // namespace trainsim::cli

@@ -1,6 +1,3 @@
-// Stand-in implementation of fit/validation.hpp written on the `coll` branch so the collective
-// tables can be split and summarized before the lead's implementation lands; when merging, keep
-// main's file if it has one.
 #include "fit/validation.hpp"
 
 #include <algorithm>
@@ -15,16 +12,28 @@ const char* half_name(Half h) {
 }
 
 void split_halves(std::vector<ValidationPoint>& points) {
-  std::map<std::string, std::vector<std::size_t>> series;
+  std::map<std::string, std::vector<std::size_t>> by_series;
   for (std::size_t i = 0; i < points.size(); ++i)
-    series[points[i].series].push_back(i);
-  for (auto& [name, idx] : series) {
+    by_series[points[i].series].push_back(i);
+  for (auto& [series, idx] : by_series) {
     std::stable_sort(idx.begin(), idx.end(),
                      [&](std::size_t a, std::size_t b) { return points[a].x < points[b].x; });
-    for (std::size_t j = 0; j < idx.size(); ++j)
-      points[idx[j]].half = j % 2 == 0 ? Half::calibration : Half::validation;
+    for (std::size_t k = 0; k < idx.size(); ++k)
+      points[idx[k]].half = k % 2 == 0 ? Half::calibration : Half::validation;
   }
 }
+
+namespace {
+
+double mean_abs_pct(const std::vector<double>& errors) {
+  if (errors.empty()) return 0;
+  double s = 0;
+  for (double e : errors)
+    s += std::abs(e);
+  return 100 * s / static_cast<double>(errors.size());
+}
+
+}  // namespace
 
 TableAccuracy summarize(const std::string& name, const std::string& source, Half half,
                         const std::vector<ValidationPoint>& points, std::size_t worst_count) {
@@ -32,34 +41,55 @@ TableAccuracy summarize(const std::string& name, const std::string& source, Half
   t.name = name;
   t.source = source;
   t.half = half;
-  std::map<std::string, std::pair<double, double>> means;  // series -> (measured, predicted)
+  std::vector<double> abs_err;
+  std::vector<WorstPoint> all;
+  // Series means over every point of the series (both halves), so the shape of a curve is the
+  // same whichever half a point is in.
+  std::map<std::string, std::pair<double, double>> sums;  // measured, predicted
   std::map<std::string, int> counts;
   for (const ValidationPoint& p : points) {
-    if (p.half != half) continue;
-    means[p.series].first += p.measured;
-    means[p.series].second += p.predicted;
+    auto& s = sums[p.series];
+    s.first += p.measured;
+    s.second += p.predicted;
     ++counts[p.series];
   }
-  double abs_sum = 0, shape_sum = 0;
+  std::vector<double> shape_err;
   for (const ValidationPoint& p : points) {
     if (p.half != half) continue;
-    ++t.points;
     const double e = (p.predicted - p.measured) / p.measured;
-    abs_sum += std::abs(e);
-    const auto& [mm, mp] = means[p.series];
+    abs_err.push_back(e);
+    all.push_back({p.label, p.measured, p.predicted, 100 * e});
+    const auto& s = sums[p.series];
     const double n = counts[p.series];
-    const double sm = p.measured / (mm / n), sp = p.predicted / (mp / n);
-    shape_sum += std::abs(sp - sm) / sm;
-    t.worst.push_back({p.label, p.measured, p.predicted, 100 * e});
+    if (n > 1 && s.first > 0 && s.second > 0) {
+      const double m = p.measured / (s.first / n);
+      const double q = p.predicted / (s.second / n);
+      shape_err.push_back((q - m) / m);
+    }
   }
-  if (t.points > 0) {
-    t.mape_abs_pct = 100 * abs_sum / t.points;
-    t.mape_shape_pct = 100 * shape_sum / t.points;
+  t.points = static_cast<int>(abs_err.size());
+  t.mape_abs_pct = mean_abs_pct(abs_err);
+  t.mape_shape_pct = mean_abs_pct(shape_err);
+  // Scaling efficiency against the series' 1-GPU row.
+  std::map<std::string, const ValidationPoint*> single;
+  for (const ValidationPoint& p : points) {
+    if (p.gpus == 1) single[p.series] = &p;
   }
-  std::stable_sort(t.worst.begin(), t.worst.end(), [](const WorstPoint& a, const WorstPoint& b) {
+  std::vector<double> scaling_err;
+  for (const ValidationPoint& p : points) {
+    if (p.half != half || p.gpus <= 1) continue;
+    const auto it = single.find(p.series);
+    if (it == single.end()) continue;
+    const double measured = p.measured / (p.gpus * it->second->measured);
+    const double predicted = p.predicted / (p.gpus * it->second->predicted);
+    scaling_err.push_back((predicted - measured) / measured);
+  }
+  if (!scaling_err.empty()) t.mape_scaling_pct = mean_abs_pct(scaling_err);
+  std::stable_sort(all.begin(), all.end(), [](const WorstPoint& a, const WorstPoint& b) {
     return std::abs(a.error_pct) > std::abs(b.error_pct);
   });
-  if (t.worst.size() > worst_count) t.worst.resize(worst_count);
+  if (all.size() > worst_count) all.resize(worst_count);
+  t.worst = std::move(all);
   return t;
 }
 

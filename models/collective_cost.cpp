@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "models/kernel_plan.hpp"
 #include "sim/collectives/algorithms.hpp"
 #include "sim/collectives/closed_forms.hpp"
 #include "sim/collectives/collective.hpp"
@@ -13,9 +14,11 @@ namespace trainsim::models {
 
 namespace {
 
-// Gradients are stored in the training precision; TF32 math keeps fp32 storage.
-sim::Dtype gradient_dtype(sim::Dtype precision) {
-  return precision == sim::Dtype::tf32 ? sim::Dtype::fp32 : precision;
+// Gradients as the framework keeps them (models/kernel_plan.hpp): fp32 under autocast and in
+// fp32/TF32 training, 16-bit with master weights.
+sim::Dtype gradient_dtype(const Scenario& s) {
+  if (gradient_bytes_per_param(s) >= 4) return sim::Dtype::fp32;
+  return s.precision == sim::Dtype::fp8 ? sim::Dtype::bf16 : s.precision;
 }
 
 // Above this many ranks sim/collectives aggregates phases (message level below).
@@ -132,7 +135,7 @@ double CollectiveCoster::priced(double bytes, bool sparse) {
              : col::parse_algorithm(s_.comm.algorithm, "communication.algorithm");
   spec.bytes = bytes;
   spec.density = s_.comm.density;
-  spec.dtype = gradient_dtype(s_.precision);
+  spec.dtype = gradient_dtype(s_);
   spec.ranks = ranks_;
   // The step charges the top-k selection as compute before the exchange (topk_selection_s).
   spec.include_selection = false;
@@ -151,20 +154,12 @@ double CollectiveCoster::dense_allreduce_s(double bytes) {
 
 double CollectiveCoster::sparse_allreduce_s(double elements) {
   if (ranks_ <= 1 || elements <= 0) return 0;
-  const int value_bytes = static_cast<int>(sim::dtype_bytes(gradient_dtype(s_.precision)));
+  const int value_bytes = static_cast<int>(sim::dtype_bytes(gradient_dtype(s_)));
   if (!flow_level_)
     return sparse_allreduce_time_s(s_.cluster, s_.comm, ranks_, elements, value_bytes);
   auto [it, fresh] = sparse_memo_.try_emplace(elements, 0.0);
   if (fresh) it->second = priced(elements * value_bytes, true);
   return it->second;
-}
-
-double CollectiveCoster::topk_selection_s(double elements) const {
-  const sim::Dtype dtype = gradient_dtype(s_.precision);
-  const sim::collectives::KernelCosts kernels{s_.cluster.accelerator, s_.cluster.host, dtype, true};
-  const double k = static_cast<double>(
-      sim::collectives::topk_count(elements * sim::dtype_bytes(dtype), s_.comm.density, dtype));
-  return kernels.topk_compress_s(elements, k);
 }
 
 }  // namespace trainsim::models

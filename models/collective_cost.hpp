@@ -44,11 +44,8 @@ class CollectiveCoster {
   // Dense allreduce of one gradient bucket of `bytes`.
   double dense_allreduce_s(double bytes);
   // Top-k / gTop-k exchange of `elements` gradients: the messages, merges and scatter-adds; the
-  // selection is compute the step charges before it (topk_selection_s).
+  // selection is compute the step charges before it (with sim/collectives/kernels.hpp's costs).
   double sparse_allreduce_s(double elements);
-  // Residual accumulation and top-k selection over `elements` gradients on one accelerator (the
-  // one cost model of sim/collectives/kernels.hpp).
-  double topk_selection_s(double elements) const;
 
   // "flow-level", "flow-level (phase-aggregated)" or "alpha-beta (communication.model)".
   const std::string& model_name() const { return model_name_; }

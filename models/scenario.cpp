@@ -127,19 +127,29 @@ void derive_grad_accum(sim::JsonReader& r, const nlohmann::json& doc, Scenario& 
 
 }  // namespace
 
+sim::StringExpander scenario_expander(const sim::ProfileLibrary& profiles) {
+  return [&profiles](const std::string& path, nlohmann::json& node, sim::JsonSource& src) {
+    if (path == "model" && node.is_string()) {  // "model": "resnet50" -> {"name": "resnet50"}
+      node = nlohmann::json{{"name", node.get<std::string>()}};
+      return true;
+    }
+    if (path == "framework" && node.is_string()) {
+      const sim::ProfileEntry& e =
+          profiles.find(node.get<std::string>(), "framework", src.describe(path));
+      node = e.json;
+      src.origins[path] = e.origin;
+      return true;
+    }
+    return profiles.expand_cluster(path, node, src);
+  };
+}
+
 Scenario load_scenario(nlohmann::json doc, const std::string& file,
                        const std::vector<std::string>& overrides,
                        const sim::ProfileLibrary& profiles) {
   auto source = std::make_shared<sim::JsonSource>();
   source->file = file;
-  const sim::StringExpander expand = [&profiles](const std::string& path, nlohmann::json& node,
-                                                 sim::JsonSource& src) {
-    if (path == "model" && node.is_string()) {  // "model": "resnet50" -> {"name": "resnet50"}
-      node = nlohmann::json{{"name", node.get<std::string>()}};
-      return true;
-    }
-    return profiles.expand_cluster(path, node, src);
-  };
+  const sim::StringExpander expand = scenario_expander(profiles);
   for (const std::string& o : overrides)
     sim::apply_override(doc, o, *source, expand);
 
@@ -213,6 +223,14 @@ Scenario load_scenario(nlohmann::json doc, const std::string& file,
   }
   s.workspace_bytes =
       r.quantity_or("workspace", sim::Dimension::bytes, sim::Bound::non_negative, 0);
+  if (r.has("framework") && doc["framework"].is_object()) {
+    sim::JsonReader f = r.object("framework");
+    s.framework = sim::read_framework(f);
+  } else {
+    s.framework = profiles.framework(r.string_or("framework", "pytorch_eager"),
+                                     source->describe("framework"));
+  }
+  s.fused_attention = r.boolean_or("fused_attention", false);
   if (r.has("global_batch")) derive_grad_accum(r, doc, s);
   r.done();
   return s;

@@ -71,7 +71,14 @@ struct Scenario {
   int steps = 6;
   int warmup_steps = 2;
   double workspace_bytes = 0;
+  sim::FrameworkSpec framework;  // `framework`: a hw_profiles/frameworks/ profile
+  bool fused_attention = false;  // FlashAttention-style attention kernels (time and memory)
 };
+
+// The expansion load_scenario applies while overriding: "model": NAME becomes {"name": NAME},
+// profile names (the cluster, the profiles it names, the framework) become their objects so a
+// --set can reach inside them.
+sim::StringExpander scenario_expander(const sim::ProfileLibrary& profiles);
 
 // Loads `doc` (from `file`) after applying `overrides` ("PATH=VALUE"). `file` labels errors.
 Scenario load_scenario(nlohmann::json doc, const std::string& file,

@@ -9,12 +9,18 @@
 #include <string>
 #include <vector>
 
+#include <array>
+#include <deque>
+#include <string_view>
+
 #include "models/collective_cost.hpp"
 #include "models/input_pipeline.hpp"
+#include "models/kernel_plan.hpp"
 #include "models/parallel/pipeline_sim.hpp"
 #include "models/steady_state.hpp"
+#include "sim/collectives/kernels.hpp"
 #include "sim/core/engine.hpp"
-#include "sim/hw/roofline.hpp"
+#include "sim/hw/device_stream.hpp"
 #include "sim/hw/stream.hpp"
 
 namespace trainsim::models {
@@ -23,24 +29,19 @@ namespace {
 
 using sim::Time;
 
+// Where the compute stream's time goes; busy categories and idle causes share one index space
+// (sim::DeviceStream accounts every instant to one of them).
+enum Category : int {
+  kCompute = 0,  // forward and backward kernels (and Top-k selection)
+  kRecompute,    // forwards re-run in backward
+  kOptimizer,    // the optimizer step (with the gradient unscale)
+  kIdleHost,     // nothing launched yet: the framework's host thread is behind
+  kIdleInput,    // the host waits for an input batch
+  kIdleComm,     // the optimizer waits for the gradient collectives
+};
+
 double activation_bytes_per_element(const Scenario& s) {
-  return sim::dtype_bytes(s.precision);
-}
-
-double optimizer_state_bytes_per_param(Optimizer o) {
-  switch (o) {
-    case Optimizer::sgd:
-      return 0;
-    case Optimizer::momentum:
-      return 4;  // one fp32 buffer
-    case Optimizer::adam:
-      return 8;  // two fp32 moments
-  }
-  return 0;
-}
-
-bool mixed_precision(const Scenario& s) {
-  return s.precision == sim::Dtype::fp16 || s.precision == sim::Dtype::bf16;
+  return sim::dtype_bytes(s.precision == sim::Dtype::fp8 ? sim::Dtype::bf16 : s.precision);
 }
 
 // Per-sample bytes kept for backward, with recomputation keeping only every sqrt(L)-th layer's
@@ -48,7 +49,11 @@ bool mixed_precision(const Scenario& s) {
 double saved_bytes_per_sample(const Scenario& s) {
   const double width = activation_bytes_per_element(s);
   const auto& layers = s.model.layers;
-  if (!s.recompute || layers.size() < 2) return s.model.saved_bytes(width);
+  const auto saved = [&](const Layer& l) { return l.saved_bytes(width, s.fused_attention); };
+  double all = 0;
+  for (const Layer& l : layers)
+    all += saved(l);
+  if (!s.recompute || layers.size() < 2) return all;
   const std::size_t segment =
       static_cast<std::size_t>(std::ceil(std::sqrt(static_cast<double>(layers.size()))));
   double checkpoints = 0;
@@ -56,7 +61,7 @@ double saved_bytes_per_sample(const Scenario& s) {
   for (std::size_t start = 0; start < layers.size(); start += segment) {
     double seg = 0;
     for (std::size_t i = start; i < std::min(layers.size(), start + segment); ++i)
-      seg += layers[i].saved_bytes(width);
+      seg += saved(layers[i]);
     worst_segment = std::max(worst_segment, seg);
     checkpoints += layers[start].input_elements * width;
   }
@@ -69,18 +74,59 @@ std::string format_mb(double bytes) {
   return buf;
 }
 
+// The launches of one micro-step, computed once: forward per layer, backward per layer (with its
+// recomputed forward first), the optimizer step.
+struct StepLaunches {
+  std::vector<std::vector<Launch>> forward;
+  std::vector<std::vector<Launch>> backward;
+  std::vector<Launch> optimizer;
+  std::vector<Launch> topk;  // Top-k selection before a sparse exchange
+};
+
+StepLaunches plan_launches(const Scenario& s) {
+  StepLaunches p;
+  const double b = s.batch_per_replica;
+  for (const Layer& l : s.model.layers) {
+    p.forward.emplace_back();
+    layer_launches(s, l, Pass::forward, b, p.forward.back());
+    p.backward.emplace_back();
+    if (!s.inference) layer_launches(s, l, Pass::backward, b, p.backward.back());
+  }
+  if (!s.inference) {
+    optimizer_launches(s, static_cast<double>(s.model.params()), s.model.param_tensors(),
+                       p.optimizer);
+  }
+  if (s.comm.compression != "none" && s.data_parallel > 1 && !s.inference) {
+    // Selection reads gradient and residual, writes residual: priced by the collectives' kernel
+    // costs (sim/collectives/kernels), the one Top-k cost.
+    const double m = static_cast<double>(s.model.params());
+    sim::collectives::KernelCosts kc;
+    kc.accelerator = s.cluster.accelerator;
+    kc.host = s.cluster.host;
+    kc.dtype = sim::Dtype::fp32;
+    const double k = std::max(1.0, std::ceil(s.comm.density * m));
+    const double select_s = kc.residual_s(m) + kc.topk_select_s(m, k);
+    p.topk.push_back({"top-k selection", sim::KernelClass::topk,
+                      select_s + s.cluster.accelerator.kernel_launch_overhead_s,
+                      s.framework.graph_launch ? 0 : s.framework.host_backward_per_kernel_s, 1});
+  }
+  return p;
+}
+
 class ReplicaSim {
  public:
   ReplicaSim(const Scenario& s, sim::TraceRecorder* trace)
       : s_(s),
         trace_(trace),
-        compute_(engine_),
+        host_(engine_),
+        compute_(engine_, kIdleHost),
         comm_(engine_),
         h2d_(engine_),
-        host_(engine_),
-        collectives_(s, s.data_parallel) {
-    act_bytes_ = activation_bytes_per_element(s);
-    grad_bytes_ = sim::dtype_bytes(s.precision);
+        workers_(engine_),
+        comm_gate_(kIdleComm),
+        collectives_(s, s.data_parallel),
+        launches_(plan_launches(s)) {
+    grad_bytes_ = gradient_bytes_per_param(s);
     ranks_ = s.data_parallel;
     step_end_.reserve(static_cast<std::size_t>(s.steps));
     // Replicas on one host share its pipeline workers and its storage bandwidth.
@@ -93,7 +139,8 @@ class ReplicaSim {
       compute_.trace_to(*trace_, compute_track_);
       comm_.trace_to(*trace_, trace_->track("replica 0 / gpu0", "comm (gradient collectives)"));
       h2d_.trace_to(*trace_, trace_->track("replica 0 / gpu0", "h2d copy"));
-      host_.trace_to(*trace_, trace_->track("replica 0 / host0", "input workers"));
+      host_.trace_to(*trace_, trace_->track("replica 0 / host0", "framework thread (launches)"));
+      workers_.trace_to(*trace_, trace_->track("replica 0 / host0", "input workers"));
       link_track_ = trace_->track("links", ring_path_name(s.cluster, ranks_) + " (collectives)");
     }
   }
@@ -101,20 +148,27 @@ class ReplicaSim {
   StepReport run() {
     const auto wall0 = std::chrono::steady_clock::now();
     if (s_.input.enabled) produce();
-    start_step();
+    host_step();
     engine_.run();
     StepReport r;
     r.step_time_s = steady_step_time_s(step_end_, s_.steps, s_.warmup_steps, "simulation");
     const int measured = s_.steps - s_.warmup_steps;
-    r.breakdown = measured_;
-    for (double* v :
-         {&r.breakdown.compute_s, &r.breakdown.recompute_s, &r.breakdown.exposed_comm_s,
-          &r.breakdown.input_stall_s, &r.breakdown.bubble_s, &r.breakdown.optimizer_s}) {
-      *v /= measured;
-    }
-    r.comm_time_s = comm_measured_s_ / measured;
+    const auto diff = [&](int c) {
+      return (end_totals_[static_cast<std::size_t>(c)] -
+              start_totals_[static_cast<std::size_t>(c)]) /
+             measured;
+    };
+    r.breakdown.compute_s = diff(kCompute);
+    r.breakdown.recompute_s = diff(kRecompute);
+    r.breakdown.optimizer_s = diff(kOptimizer);
+    r.breakdown.host_s = diff(kIdleHost);
+    r.breakdown.input_stall_s = diff(kIdleInput);
+    r.breakdown.exposed_comm_s = diff(kIdleComm);
+    r.comm_time_s = (comm_end_s_ - comm_start_s_) / measured;
     r.gradient_bytes = s_.inference ? 0 : static_cast<double>(s_.model.params()) * grad_bytes_;
     r.buckets = buckets_per_step_;
+    r.kernels_per_step = static_cast<double>(kernels_end_ - kernels_start_) / measured;
+    r.host_busy_s = (host_end_s_ - host_start_s_) / measured;
     r.upstream_batch_s = stages_.total_s();
     r.h2d_batch_s = h2d_s_;
     r.echo_factor = s_.input.enabled ? s_.input.echo_factor : 1;
@@ -127,28 +181,65 @@ class ReplicaSim {
   }
 
  private:
-  double kernel_s(double flops, double bytes) const {
-    return sim::kernel_time_s(s_.cluster.accelerator, s_.precision, flops, bytes);
-  }
   Time dur(double seconds) const { return Time::from_seconds(seconds); }
-  bool measuring() const { return static_cast<int>(step_end_.size()) >= s_.warmup_steps; }
-  // Labels are built only when a trace is recorded.
-  std::string label(const char* what, const std::string& name) const {
-    return trace_ == nullptr ? std::string() : std::string(what) + " " + name;
+  // Trace labels live as long as the simulation; none are built without a trace.
+  std::string_view keep(std::string label) {
+    labels_.push_back(std::move(label));
+    return labels_.back();
   }
 
-  // Host side: the worker pool runs the stages of one fresh group, then echo_factor copies of
-  // the batch go to the device.
+  // The host thread launches one kernel (or a run of `count` identical ones): after its host
+  // time the kernel joins the device queue. A run is launched as its first kernel followed by
+  // the rest at the pace of the slower of host and device.
+  void dispatch(const Launch& l, int category, std::string_view label, sim::Gate* gate,
+                sim::DeviceStream::Done on_done) {
+    const std::string_view host_label = trace_ != nullptr ? label : std::string_view();
+    double device_s = l.device_s;
+    if (l.count > 1) {
+      const double rest = l.count - 1;
+      device_s = std::max(l.count * l.device_s, rest * l.host_s + l.device_s);
+    }
+    // Host items finish in submission order, so each launch takes the oldest pending kernel.
+    pending_.push_back({dur(device_s), category, label, gate, std::move(on_done)});
+    host_.submit(dur(l.host_s), host_label, "launch", [this] {
+      Pending p = std::move(pending_.front());
+      pending_.pop_front();
+      compute_.enqueue(p.duration, p.category, p.label, trace_category(p.category),
+                       std::move(p.on_done), p.gate);
+    });
+    if (l.count > 1) host_.submit(dur((l.count - 1) * l.host_s), {}, {}, {});
+  }
+
+  static std::string_view trace_category(int category) {
+    switch (category) {
+      case kRecompute:
+        return "recompute";
+      case kOptimizer:
+        return "optimizer";
+      default:
+        return "compute";
+    }
+  }
+
+  std::string_view label(const char* pass, const std::string& layer, const Launch& l) {
+    if (trace_ == nullptr) return {};
+    return keep(std::string(pass) + " " + layer + ": " + l.what +
+                (l.count > 1 ? " x" + std::to_string(l.count) : std::string()));
+  }
+
+  bool measuring() const { return static_cast<int>(step_end_.size()) >= s_.warmup_steps; }
+
+  // ---- host input pipeline: workers make fresh batches, copied to the device ahead of use ----
   void produce() {
     // The prefetch queue holds prefetch_batches fresh groups, each worth echo_factor batches.
     if (producing_ || ready_batches_ + copying_ >= s_.input.prefetch_batches * s_.input.echo_factor)
       return;
     producing_ = true;
     const bool named = trace_ != nullptr;
-    host_.submit(dur(stages_.read_s), named ? "read" : "", "input", {});
-    host_.submit(dur(stages_.decode_s), named ? "decode" : "", "input", {});
-    host_.submit(dur(stages_.augment_s), named ? "augment" : "", "input", {});
-    host_.submit(dur(stages_.batch_s), named ? "batch" : "", "input", [this] {
+    workers_.submit(dur(stages_.read_s), named ? "read" : "", "input", {});
+    workers_.submit(dur(stages_.decode_s), named ? "decode" : "", "input", {});
+    workers_.submit(dur(stages_.augment_s), named ? "augment" : "", "input", {});
+    workers_.submit(dur(stages_.batch_s), named ? "batch" : "", "input", [this] {
       producing_ = false;
       for (int i = 0; i < s_.input.echo_factor; ++i) {
         ++copying_;
@@ -157,118 +248,188 @@ class ReplicaSim {
                     [this] {
                       --copying_;
                       ++ready_batches_;
-                      if (waiting_) begin_micro();
+                      if (host_waiting_input_) {
+                        host_waiting_input_ = false;
+                        if (trace_ != nullptr && engine_.now() > wait_start_) {
+                          trace_->span(host_track(), "waiting for an input batch", "stall",
+                                       wait_start_, engine_.now());
+                        }
+                        host_micro();
+                      }
                     });
       }
       produce();
     });
   }
+  sim::TraceRecorder::TrackId host_track() const { return compute_track_; }
 
-  void start_step() {
-    if (static_cast<int>(step_end_.size()) == s_.steps) return;
+  // ---- the framework's host thread: one step's program ----
+  void host_step() {
+    if (steps_started_ == s_.steps) return;
+    ++steps_started_;
     micro_ = 0;
-    begin_micro();
+    host_micro();
   }
 
-  // A micro-step needs one input batch; the accelerator idles ("input stall") until it has one.
-  void begin_micro() {
-    if (s_.input.enabled && ready_batches_ == 0) {
-      if (!waiting_) {
-        waiting_ = true;
-        wait_start_ = engine_.now();
-      }
-      return;
-    }
-    if (waiting_) {
-      waiting_ = false;
-      if (measuring()) measured_.input_stall_s += (engine_.now() - wait_start_).seconds();
-      if (trace_ != nullptr && engine_.now() > wait_start_)
-        trace_->span(compute_track_, "input stall (queue empty)", "stall", wait_start_,
-                     engine_.now());
-    }
+  // One micro-step: wait for an input batch, launch forward and backward.
+  void host_micro() {
     if (s_.input.enabled) {
+      if (ready_batches_ == 0) {
+        host_waiting_input_ = true;
+        wait_start_ = engine_.now();
+        compute_.set_empty_queue_cause(kIdleInput);
+        return;
+      }
       --ready_batches_;
       produce();
     }
-    run_microstep(micro_);
-  }
-
-  double fwd_s(const Layer& l) const {
-    const double b = s_.batch_per_replica;
-    return kernel_s(b * l.fwd_flops, (b * (l.input_elements + l.output_elements)) * act_bytes_ +
-                                         l.params * act_bytes_);
-  }
-
-  void run_microstep(int micro) {
+    compute_.set_empty_queue_cause(kIdleHost);
+    // Once per step, after the first batch arrives: the data-loader hand-off, zero_grad and the
+    // loop's own work.
+    if (micro_ == 0) {
+      host_.submit(dur(s_.framework.host_per_step_s), trace_ != nullptr ? "step overhead" : "",
+                   "host", {});
+    }
     const auto& layers = s_.model.layers;
-    const double b = s_.batch_per_replica;
-    const bool last_micro = micro == s_.grad_accum - 1;
-    for (const Layer& l : layers) {
-      const double t = fwd_s(l);
-      if (measuring()) measured_.compute_s += t;
-      compute_.submit(dur(t), label("fwd", l.name), "compute", {});
+    const bool last_micro = micro_ == s_.grad_accum - 1;
+    for (std::size_t i = 0; i < layers.size(); ++i) {
+      for (const Launch& l : launches_.forward[i])
+        dispatch(l, kCompute, label("fwd", layers[i].name, l), nullptr, {});
     }
-    if (s_.inference) {
-      compute_.submit(Time::zero(), [this, last_micro] { end_micro(last_micro); });
-      return;
-    }
-    double bucket = 0;
-    for (std::size_t i = layers.size(); i-- > 0;) {
-      const Layer& l = layers[i];
-      if (s_.recompute) {
-        const double t = fwd_s(l);
-        if (measuring()) measured_.recompute_s += t;
-        compute_.submit(dur(t), label("recompute", l.name), "recompute", {});
-      }
-      const double t = kernel_s(b * l.bwd_flops(),
-                                2 * (b * (l.input_elements + l.output_elements)) * act_bytes_ +
-                                    2 * l.params * act_bytes_);
-      if (measuring()) measured_.compute_s += t;
-      bucket += static_cast<double>(l.params) * grad_bytes_;
-      const bool last_layer = i == 0;
+    if (!s_.inference) {
+      double bucket = 0;
       const bool dense = s_.comm.compression == "none";
-      // Gradient accumulation: only the last micro-step's gradients are reduced.
-      if (last_micro && dense && ranks_ > 1 &&
-          (bucket >= s_.comm.bucket_bytes || (last_layer && bucket > 0))) {
-        const double bytes = bucket;
-        bucket = 0;
-        ++pending_comm_;
-        compute_.submit(dur(t), label("bwd", l.name), "compute",
-                        [this, bytes] { launch_allreduce(bytes); });
-      } else {
-        compute_.submit(dur(t), label("bwd", l.name), "compute", {});
+      for (std::size_t i = layers.size(); i-- > 0;) {
+        const Layer& layer = layers[i];
+        if (s_.recompute) {
+          for (const Launch& l : launches_.forward[i])
+            dispatch(l, kRecompute, label("recompute", layer.name, l), nullptr, {});
+        }
+        bucket += static_cast<double>(layer.params) * grad_bytes_;
+        // Gradient accumulation: only the last micro-step's gradients are reduced (DDP's
+        // no_sync); a full bucket is reduced as soon as its last gradient kernel is done.
+        const bool reduce = last_micro && dense && ranks_ > 1 &&
+                            (bucket >= s_.comm.bucket_bytes || (i == 0 && bucket > 0));
+        const auto& bwd = launches_.backward[i];
+        for (std::size_t k = 0; k < bwd.size(); ++k) {
+          const bool last_kernel = k + 1 == bwd.size();
+          if (reduce && last_kernel) {
+            const double bytes = bucket;
+            dispatch(bwd[k], kCompute, label("bwd", layer.name, bwd[k]), nullptr,
+                     [this, bytes] { bucket_ready(bytes); });
+          } else {
+            dispatch(bwd[k], kCompute, label("bwd", layer.name, bwd[k]), nullptr, {});
+          }
+        }
+        if (reduce) bucket = 0;
       }
     }
-    compute_.submit(Time::zero(), [this, last_micro] { end_micro(last_micro); });
+    host_.submit(Time::zero(), [this, last_micro] {
+      if (!last_micro) {
+        ++micro_;
+        host_micro();
+        return;
+      }
+      if (s_.inference) {
+        host_end_of_step();
+        return;
+      }
+      host_after_backward();
+    });
   }
 
-  void end_micro(bool last_micro) {
-    if (!last_micro) {
-      ++micro_;
-      begin_micro();
-      return;
-    }
-    if (s_.inference) {
-      finish_step();
-      return;
-    }
-    backward_done_ = true;
-    backward_end_ = engine_.now();
-    if (s_.comm.compression != "none" && ranks_ > 1) {
-      sparse_exchange();
-    } else if (!s_.comm.overlap) {
-      for (double bytes : deferred_)
-        submit_allreduce(bytes);
-      deferred_.clear();
-    }
-    maybe_optimize();
-  }
-
-  void launch_allreduce(double bytes) {
+  void bucket_ready(double bytes) {
     if (s_.comm.overlap) {
       submit_allreduce(bytes);
     } else {
       deferred_.push_back(bytes);
+    }
+  }
+
+  void host_after_backward() {
+    const bool sparse = s_.comm.compression != "none" && ranks_ > 1;
+    if (sparse) {
+      // Top-k needs the whole gradient: select after backward, then exchange.
+      for (const Launch& l : launches_.topk)
+        dispatch(l, kCompute, trace_ != nullptr ? "top-k selection" : "", nullptr,
+                 [this] { sparse_exchange(); });
+    } else if (!s_.comm.overlap && ranks_ > 1) {
+      // Without overlap the buckets are reduced once backward is done on the device.
+      host_.submit(Time::zero(), [this] {
+        compute_.enqueue(Time::zero(), kCompute, {}, {}, [this] {
+          for (double bytes : deferred_)
+            submit_allreduce(bytes);
+          deferred_.clear();
+        });
+      });
+    }
+    if (s_.framework.host_syncs_per_step >= 1) {
+      // The host waits until the gradients are reduced and backward is done (the grad-scaler's
+      // inf check reads a device value).
+      host_.submit(Time::zero(), [this] {
+        compute_.enqueue(
+            Time::zero(), kCompute, {}, {}, [this] { host_optimizer(); }, &comm_gate_);
+      });
+    } else {
+      host_.submit(Time::zero(), [this] { host_optimizer(); });
+    }
+  }
+
+  void host_optimizer() {
+    const auto& opt = launches_.optimizer;
+    for (std::size_t k = 0; k < opt.size(); ++k) {
+      const bool last = k + 1 == opt.size();
+      // The first optimizer kernel waits for every gradient collective (DDP's final wait).
+      dispatch(opt[k], kOptimizer, trace_ != nullptr ? opt[k].what : std::string_view(),
+               k == 0 ? &comm_gate_ : nullptr,
+               last ? sim::DeviceStream::Done([this] { step_done(); }) : sim::DeviceStream::Done());
+    }
+    if (opt.empty()) {
+      host_.submit(Time::zero(), [this] {
+        compute_.enqueue(
+            Time::zero(), kOptimizer, {}, {}, [this] { step_done(); }, &comm_gate_);
+      });
+    }
+    host_.submit(Time::zero(), [this] { host_end_of_step(); });
+  }
+
+  void host_end_of_step() {
+    if (s_.inference) {
+      host_.submit(Time::zero(), [this] {
+        compute_.enqueue(Time::zero(), kCompute, {}, {}, [this] { step_done(); });
+      });
+    }
+    if (s_.framework.host_syncs_per_step >= 2) {
+      host_waits_step_end_ = true;  // loss.item(): the next step starts when this one is done
+      return;
+    }
+    host_step();
+  }
+
+  void step_done() {
+    step_end_.push_back(engine_.now().seconds());
+    if (trace_ != nullptr) {
+      trace_->instant(compute_track_, "step " + std::to_string(step_end_.size()) + " end",
+                      engine_.now());
+    }
+    const auto totals = compute_.totals();
+    const double comm_busy = comm_.busy_time().seconds();
+    const double host_busy = host_.busy_time().seconds();
+    if (static_cast<int>(step_end_.size()) == s_.warmup_steps) {
+      start_totals_ = totals;
+      comm_start_s_ = comm_busy;
+      host_start_s_ = host_busy;
+      kernels_start_ = compute_.items();
+    }
+    if (static_cast<int>(step_end_.size()) == s_.steps) {
+      end_totals_ = totals;
+      comm_end_s_ = comm_busy;
+      host_end_s_ = host_busy;
+      kernels_end_ = compute_.items();
+    }
+    if (host_waits_step_end_) {
+      host_waits_step_end_ = false;
+      host_step();
     }
   }
 
@@ -280,96 +441,71 @@ class ReplicaSim {
 
   void submit_allreduce(double bytes) {
     const double t = collectives_.dense_allreduce_s(bytes);
-    if (measuring()) comm_measured_s_ += t;
     if (step_end_.empty()) ++buckets_per_step_;
     const std::string what = trace_ == nullptr
                                  ? std::string()
                                  : s_.comm.algorithm + " allreduce " + format_mb(bytes) + " x " +
                                        std::to_string(ranks_) + " ranks";
     trace_link(t, what);
-    comm_.submit(dur(t), what, "comm", [this] {
-      --pending_comm_;
-      maybe_optimize();
-    });
+    comm_gate_.add();
+    comm_.submit(dur(t), what, "comm", [this] { comm_gate_.done(); });
   }
 
-  // Top-k / gTop-k: select k of m gradients (with error-feedback residual) on the device, then
-  // exchange the sparse values; needs the whole gradient, so it follows backward.
   void sparse_exchange() {
     const double m = static_cast<double>(s_.model.params());
-    // Residual accumulation and top-k selection: the one cost model of sim/collectives/kernels.
-    const double select_s = collectives_.topk_selection_s(m);
-    if (measuring()) measured_.compute_s += select_s;
-    ++pending_comm_;
-    compute_.submit(
-        dur(select_s), trace_ != nullptr ? "top-k selection" : "", "compute", [this, m] {
-          backward_end_ = engine_.now();  // the selection is compute; exposed comm starts after it
-          const double t = collectives_.sparse_allreduce_s(m);
-          if (measuring()) comm_measured_s_ += t;
-          if (step_end_.empty()) buckets_per_step_ = 1;
-          const std::string what =
-              trace_ == nullptr ? std::string() : s_.comm.compression + " sparse allreduce";
-          trace_link(t, what);
-          comm_.submit(dur(t), what, "comm", [this] {
-            --pending_comm_;
-            maybe_optimize();
-          });
-        });
-  }
-
-  void maybe_optimize() {
-    if (!backward_done_ || pending_comm_ > 0) return;
-    backward_done_ = false;
-    if (measuring()) measured_.exposed_comm_s += (engine_.now() - backward_end_).seconds();
-    if (trace_ != nullptr && engine_.now() > backward_end_)
-      trace_->span(compute_track_, "waiting for gradients (exposed comm)", "exposed_comm",
-                   backward_end_, engine_.now());
-    const double p = static_cast<double>(s_.model.params());
-    // Read and write fp32 weights, state and the gradient once each.
-    const double bytes =
-        2 * p * (4 + optimizer_state_bytes_per_param(s_.optimizer)) + p * grad_bytes_;
-    const double t = kernel_s(4 * p, bytes);
-    if (measuring()) measured_.optimizer_s += t;
-    compute_.submit(dur(t), trace_ != nullptr ? "optimizer update" : "", "optimizer",
-                    [this] { finish_step(); });
-  }
-
-  void finish_step() {
-    step_end_.push_back(engine_.now().seconds());
-    if (trace_ != nullptr)
-      trace_->instant(compute_track_, "step " + std::to_string(step_end_.size()) + " end",
-                      engine_.now());
-    start_step();
+    const double t = collectives_.sparse_allreduce_s(m);
+    if (step_end_.empty()) buckets_per_step_ = 1;
+    const std::string what =
+        trace_ == nullptr ? std::string() : s_.comm.compression + " sparse allreduce";
+    trace_link(t, what);
+    comm_gate_.add();
+    comm_.submit(dur(t), what, "comm", [this] { comm_gate_.done(); });
   }
 
   const Scenario& s_;
   sim::TraceRecorder* trace_;  // not owned; null: no trace
   sim::Engine engine_;
-  sim::Stream compute_;
+  sim::Stream host_;  // the framework's dispatching thread
+  sim::DeviceStream compute_;
   sim::Stream comm_;
   sim::Stream h2d_;
-  sim::Stream host_;
+  sim::Stream workers_;  // input-pipeline workers
+  sim::Gate comm_gate_;
   CollectiveCoster collectives_;
+  StepLaunches launches_;
+  std::deque<std::string> labels_;
+  struct Pending {
+    Time duration;
+    int category;
+    std::string_view label;
+    sim::Gate* gate;
+    sim::DeviceStream::Done on_done;
+  };
+  std::deque<Pending> pending_;  // launched by the host, not yet handed to the device
   sim::TraceRecorder::TrackId compute_track_ = 0;
   sim::TraceRecorder::TrackId link_track_ = 0;
-  double act_bytes_ = 4;
-  int grad_bytes_ = 4;
+  double grad_bytes_ = 4;
   int ranks_ = 1;
   UpstreamStages stages_;
   double h2d_s_ = 0;
   int ready_batches_ = 0;
   int copying_ = 0;
   bool producing_ = false;
-  int micro_ = 0;
-  bool waiting_ = false;
+  bool host_waiting_input_ = false;
+  bool host_waits_step_end_ = false;
   Time wait_start_ = Time::zero();
-  bool backward_done_ = false;
-  Time backward_end_ = Time::zero();
-  int pending_comm_ = 0;
+  int micro_ = 0;
+  int steps_started_ = 0;
   std::vector<double> deferred_;
   int buckets_per_step_ = 0;
-  double comm_measured_s_ = 0;
-  Breakdown measured_;
+  std::array<double, sim::DeviceStream::kMaxCategories> start_totals_{};
+  std::array<double, sim::DeviceStream::kMaxCategories> end_totals_{};
+  double comm_start_s_ = 0;
+  double comm_end_s_ = 0;
+  double host_start_s_ = 0;
+  double host_end_s_ = 0;
+  std::uint64_t kernels_start_ = 0;
+  std::uint64_t kernels_end_ = 0;
   std::vector<double> step_end_;
 };
 
@@ -379,15 +515,12 @@ MemoryReport estimate_memory(const Scenario& s) {
   MemoryReport m;
   const double p = static_cast<double>(s.model.params());
   const double width = activation_bytes_per_element(s);
-  // Training keeps fp32 master weights (+ the 16-bit compute copy in mixed precision);
-  // inference keeps only the compute copy.
-  m.weights_bytes =
-      s.inference ? p * sim::dtype_bytes(s.precision) : p * 4 + (mixed_precision(s) ? p * 2 : 0);
-  m.gradients_bytes = s.inference ? 0 : p * sim::dtype_bytes(s.precision);
+  // Weights and gradients as the framework keeps them (models/kernel_plan.hpp).
+  m.weights_bytes = p * weight_bytes_per_param(s);
+  m.gradients_bytes = s.inference ? 0 : p * gradient_bytes_per_param(s);
   // Sparsified exchange keeps an fp32 error-feedback residual per parameter.
   const double residual = s.comm.compression == "none" || s.data_parallel < 2 ? 0 : p * 4;
-  m.optimizer_state_bytes =
-      s.inference ? 0 : p * optimizer_state_bytes_per_param(s.optimizer) + residual;
+  m.optimizer_state_bytes = s.inference ? 0 : p * optimizer_state_bytes_per_param(s) + residual;
   const double per_sample = s.inference ? 0 : saved_bytes_per_sample(s);
   // The layer being computed holds its input and output at once, saved or not.
   double live_per_sample = 0;
@@ -430,15 +563,54 @@ double finite_or_zero(double v) {
   return std::isfinite(v) ? v : 0.0;
 }
 
+// Long gradient accumulation: the micro-steps between the first and the last are identical in
+// the steady state, so a step of G micro-steps costs T(a) + (G - a) (T(a + 1) - T(a)) for any
+// a >= 2. Simulating a and a + 1 and extending linearly gives the G-micro-step step (and its
+// breakdown) at the cost of a + 1 micro-steps; the report says it did so. Traces and echoing
+// (whose period depends on G) are simulated in full.
+constexpr int kMaxSimulatedMicroSteps = 8;
+
+StepReport run_replica(const Scenario& s, sim::TraceRecorder* trace) {
+  if (s.grad_accum <= kMaxSimulatedMicroSteps || trace != nullptr ||
+      (s.input.enabled && s.input.echo_factor > 1)) {
+    ReplicaSim sim(s, trace);
+    StepReport r = sim.run();
+    r.micro_steps_simulated = s.grad_accum;
+    return r;
+  }
+  const int a = kMaxSimulatedMicroSteps / 2;
+  Scenario sa = s;
+  sa.grad_accum = a;
+  Scenario sb = s;
+  sb.grad_accum = a + 1;
+  StepReport r = ReplicaSim(sa, nullptr).run();
+  const StepReport rb = ReplicaSim(sb, nullptr).run();
+  const double extra = s.grad_accum - a;
+  const auto extend = [&](double& v, double vb) { v += extra * (vb - v); };
+  extend(r.step_time_s, rb.step_time_s);
+  extend(r.breakdown.compute_s, rb.breakdown.compute_s);
+  extend(r.breakdown.recompute_s, rb.breakdown.recompute_s);
+  extend(r.breakdown.host_s, rb.breakdown.host_s);
+  extend(r.breakdown.exposed_comm_s, rb.breakdown.exposed_comm_s);
+  extend(r.breakdown.input_stall_s, rb.breakdown.input_stall_s);
+  extend(r.breakdown.bubble_s, rb.breakdown.bubble_s);
+  extend(r.breakdown.optimizer_s, rb.breakdown.optimizer_s);
+  extend(r.comm_time_s, rb.comm_time_s);
+  extend(r.kernels_per_step, rb.kernels_per_step);
+  extend(r.host_busy_s, rb.host_busy_s);
+  r.events += rb.events;
+  r.wall_s += rb.wall_s;
+  r.micro_steps_simulated = a + 1;
+  return r;
+}
+
 }  // namespace
 
 StepReport simulate_training(const Scenario& s, sim::TraceRecorder* trace) {
   if (s.pipeline_stages > 1 || s.microbatches > 1 || s.batch_max) {
     return simulate_pipeline(s, trace);
   }
-  const Scenario measured = with_whole_echo_periods(s);
-  ReplicaSim sim(measured, trace);
-  StepReport r = sim.run();
+  StepReport r = run_replica(with_whole_echo_periods(s), trace);
   if (s.input.enabled && s.input.echo_factor > 1) {
     // The speedup echoing buys: the same scenario without echoing, simulated the same way.
     Scenario plain = s;
@@ -454,6 +626,7 @@ StepReport simulate_training(const Scenario& s, sim::TraceRecorder* trace) {
   r.cluster = s.cluster.name;
   r.accelerator = s.cluster.accelerator.name;
   r.precision = sim::dtype_name(s.precision);
+  r.framework = s.framework.name;
   r.devices = s.data_parallel * s.pipeline_stages;
   r.data_parallel = s.data_parallel;
   r.global_batch = static_cast<std::int64_t>(s.batch_per_replica) * s.data_parallel * s.grad_accum;

@@ -1,9 +1,11 @@
 #pragma once
-// Simulates training steps of one data-parallel replica on the event engine: input batches from
-// the host pipeline (with data echoing), per-layer forward and backward kernels on the compute
-// stream, gradient buckets handed to the communication stream as backward produces them, and
-// the optimizer update. Replicas of a data-parallel job are identical, so one is simulated and
-// the collectives are costed for all ranks (the symmetry reduction of DESIGN.md section 4).
+// Simulates training steps of one data-parallel replica on the event engine: the framework's host
+// thread launches every kernel (forward, backward, optimizer; models/kernel_plan.hpp) at its
+// dispatch cost and runs ahead of the device's compute stream, input batches come from the host
+// pipeline (with data echoing), gradient buckets go to the communication stream as backward
+// produces them, and the host waits for the device where the framework synchronises. Replicas of a
+// data-parallel job are identical, so one is simulated and the collectives are costed for all ranks
+// (the symmetry reduction of DESIGN.md section 4).
 
 #include <cstdint>
 #include <string>
@@ -18,6 +20,8 @@ namespace trainsim::models {
 struct Breakdown {
   double compute_s = 0;
   double recompute_s = 0;
+  double host_s = 0;  // the device idle because the framework's host thread had not launched
+                      // its next kernel (dispatch overhead, per-step host work)
   double exposed_comm_s = 0;
   double input_stall_s = 0;
   double bubble_s = 0;
@@ -52,6 +56,9 @@ struct StepReport {
   double comm_time_s = 0;        // communication stream busy time per step
   double gradient_bytes = 0;     // per step per replica
   int buckets = 0;
+  std::string framework;
+  double kernels_per_step = 0;  // device kernels (and copies) launched per step per replica
+  double host_busy_s = 0;       // the framework's host thread busy time per step
   MemoryReport memory;
   double fresh_sample_fraction = 1;  // fresh (not echoed) samples per step / samples per step
   int echo_factor = 1;
@@ -60,6 +67,9 @@ struct StepReport {
   double h2d_batch_s = 0;       // host-to-device copy of one batch (0 without a pipeline)
   std::uint64_t events = 0;
   double wall_s = 0;
+  // Micro-steps per step actually simulated: fewer than grad_accum when a long accumulation was
+  // extended linearly from two shorter runs (identical middle micro-steps).
+  int micro_steps_simulated = 1;
   PipelineSummary pipeline;  // pipelined runs only (`stages` is empty otherwise)
   std::vector<StageReport> stages;
 };

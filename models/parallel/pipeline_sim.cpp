@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "models/input_pipeline.hpp"
+#include "models/kernel_plan.hpp"
 #include "models/parallel/pipeline_schedule.hpp"
 #include "models/parallel/stage_plan.hpp"
 #include "models/steady_state.hpp"
@@ -360,8 +361,10 @@ StepReport simulate_pipeline(const Scenario& s, sim::TraceRecorder* trace) {
   r.data_parallel = s.data_parallel;
   r.global_batch = plan.batch * s.data_parallel * s.grad_accum;
   r.throughput_samples_per_s = static_cast<double>(r.global_batch) / r.step_time_s;
-  const double grad_w = sim::dtype_bytes(s.precision);
-  r.gradient_bytes = s.inference ? 0 : static_cast<double>(s.model.params()) * grad_w;
+  r.gradient_bytes =
+      s.inference ? 0 : static_cast<double>(s.model.params()) * gradient_bytes_per_param(s);
+  r.framework = s.framework.name;
+  r.micro_steps_simulated = s.grad_accum;
   r.buckets = s.data_parallel > 1 && !s.inference ? s.pipeline_stages : 0;
   // Stage peers are strided across the cluster, so their allreduce uses the alpha-beta form.
   r.collective_model = r.buckets > 0 ? "alpha-beta (per-stage allreduce)" : "none";

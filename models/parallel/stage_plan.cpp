@@ -6,10 +6,10 @@
 #include <string>
 
 #include "models/collective_cost.hpp"
+#include "models/kernel_plan.hpp"
 #include "models/parallel/partition.hpp"
 #include "models/parallel/pipeline_schedule.hpp"
 #include "sim/core/input_error.hpp"
-#include "sim/hw/roofline.hpp"
 #include "sim/net/cluster_topology.hpp"
 #include "sim/net/routing.hpp"
 
@@ -17,38 +17,28 @@ namespace trainsim::models {
 
 namespace {
 
-double optimizer_state_bytes_per_param(Optimizer o) {
-  switch (o) {
-    case Optimizer::sgd:
-      return 0;
-    case Optimizer::momentum:
-      return 4;  // one fp32 buffer (also RMSprop's square average)
-    case Optimizer::adam:
-      return 8;  // two fp32 moments
-  }
-  return 0;
-}
-
-bool mixed_precision(const Scenario& s) {
-  return s.precision == sim::Dtype::fp16 || s.precision == sim::Dtype::bf16;
-}
-
 double act_bytes(const Scenario& s) {
-  return sim::dtype_bytes(s.precision);
+  return sim::dtype_bytes(s.precision == sim::Dtype::fp8 ? sim::Dtype::bf16 : s.precision);
 }
 
-// The single-device step's per-layer kernels (models/training_step.cpp), for n samples.
-double layer_forward_s(const Scenario& s, const Layer& l, double n) {
-  const double w = act_bytes(s);
-  return sim::kernel_time_s(
-      s.cluster.accelerator, s.precision, n * l.fwd_flops,
-      n * (l.input_elements + l.output_elements) * w + static_cast<double>(l.params) * w);
+// The stage's kernels for layers [first, first + count) and n samples, launched back to back by
+// its host thread (models/kernel_plan.hpp, the same launches as the data-parallel step).
+double layers_s(const Scenario& s, int first, int count, double n, Pass pass) {
+  std::vector<Launch> launches;
+  if (pass == Pass::forward) {
+    for (int i = first; i < first + count; ++i)
+      layer_launches(s, s.model.layers[static_cast<std::size_t>(i)], pass, n, launches);
+  } else {
+    for (int i = first + count; i-- > first;)
+      layer_launches(s, s.model.layers[static_cast<std::size_t>(i)], pass, n, launches);
+  }
+  return dispatched_seconds(launches);
 }
-double layer_backward_s(const Scenario& s, const Layer& l, double n) {
-  const double w = act_bytes(s);
-  return sim::kernel_time_s(
-      s.cluster.accelerator, s.precision, n * l.bwd_flops(),
-      2 * n * (l.input_elements + l.output_elements) * w + 2 * static_cast<double>(l.params) * w);
+double layer_forward_s(const Scenario& s, int i, double n) {
+  return layers_s(s, i, 1, n, Pass::forward);
+}
+double layer_backward_s(const Scenario& s, int i, double n) {
+  return layers_s(s, i, 1, n, Pass::backward);
 }
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
@@ -59,9 +49,9 @@ std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
 std::vector<double> layer_costs(const Scenario& s, double n) {
   std::vector<double> costs;
   costs.reserve(s.model.layers.size());
-  for (const Layer& l : s.model.layers) {
-    const double f = layer_forward_s(s, l, n);
-    costs.push_back(s.inference ? f : f + layer_backward_s(s, l, n) + (s.recompute ? f : 0));
+  for (int i = 0; i < static_cast<int>(s.model.layers.size()); ++i) {
+    const double f = layer_forward_s(s, i, n);
+    costs.push_back(s.inference ? f : f + layer_backward_s(s, i, n) + (s.recompute ? f : 0));
   }
   return costs;
 }
@@ -136,7 +126,6 @@ std::vector<StageMemory> stage_memory(const Scenario& s, const std::vector<int>&
   std::vector<StageMemory> out;
   const double w = act_bytes(s);
   const std::int64_t micro_hi = ceil_div(batch, s.microbatches);
-  const double grad_w = sim::dtype_bytes(s.precision);
   int first = 0;
   for (int k = 0; k < static_cast<int>(balance.size()); ++k) {
     StageMemory m;
@@ -146,14 +135,14 @@ std::vector<StageMemory> stage_memory(const Scenario& s, const std::vector<int>&
     for (int i = first; i < first + balance[static_cast<std::size_t>(k)]; ++i) {
       const Layer& l = s.model.layers[static_cast<std::size_t>(i)];
       p += static_cast<double>(l.params);
-      saved_per_sample += l.saved_bytes(w);
+      saved_per_sample += l.saved_bytes(w, s.fused_attention);
       widest = std::max(widest, (l.input_elements + l.output_elements) * w);
     }
     const double boundary_per_sample =
         s.model.layers[static_cast<std::size_t>(first)].input_elements * w;
-    m.weights_bytes = p * 4 + (mixed_precision(s) ? p * 2 : 0);  // fp32 master (+16-bit copy)
-    m.gradients_bytes = s.inference ? 0 : p * grad_w;
-    m.optimizer_state_bytes = s.inference ? 0 : p * optimizer_state_bytes_per_param(s.optimizer);
+    m.weights_bytes = p * weight_bytes_per_param(s);
+    m.gradients_bytes = s.inference ? 0 : p * gradient_bytes_per_param(s);
+    m.optimizer_state_bytes = s.inference ? 0 : p * optimizer_state_bytes_per_param(s);
     if (s.inference) {
       m.activations_bytes = static_cast<double>(micro_hi) * widest;
     } else {
@@ -219,21 +208,22 @@ StagePlan plan_stages(const Scenario& s) {
   const std::vector<LinkPath> links = stage_links(s);
   const sim::ClusterSpec peers = peer_view(s);
   const double w = act_bytes(s);
-  const double grad_w = sim::dtype_bytes(s.precision);
+  const double grad_w = gradient_bytes_per_param(s);
   int first = 0;
   for (int k = 0; k < s.pipeline_stages; ++k) {
     StageCosts c;
     c.first_layer = first;
     c.layers = plan.balance[static_cast<std::size_t>(k)];
+    int tensors = 0;
     for (int i = first; i < first + c.layers; ++i) {
-      const Layer& l = s.model.layers[static_cast<std::size_t>(i)];
-      c.params += l.params;
-      for (int z = 0; z < 2; ++z) {
-        const double f = layer_forward_s(s, l, sizes[z]);
-        c.forward_s[z] += f;
-        if (!s.inference) c.backward_s[z] += layer_backward_s(s, l, sizes[z]);
-        if (!s.inference && s.recompute) c.recompute_s[z] += f;
-      }
+      c.params += s.model.layers[static_cast<std::size_t>(i)].params;
+      tensors += s.model.layers[static_cast<std::size_t>(i)].param_tensors;
+    }
+    for (int z = 0; z < 2; ++z) {
+      const double f = layers_s(s, first, c.layers, sizes[z], Pass::forward);
+      c.forward_s[z] = f;
+      if (!s.inference) c.backward_s[z] = layers_s(s, first, c.layers, sizes[z], Pass::backward);
+      if (!s.inference && s.recompute) c.recompute_s[z] = f;
     }
     if (k + 1 < s.pipeline_stages) {
       const Layer& last = s.model.layers[static_cast<std::size_t>(first + c.layers - 1)];
@@ -246,11 +236,10 @@ StagePlan plan_stages(const Scenario& s) {
     const double p = static_cast<double>(c.params);
     if (!s.inference) {
       c.allreduce_s = allreduce_time_s(peers, s.comm, s.data_parallel, p * grad_w);
-      // Read and write fp32 weights and state and read the gradient once (as the single-device
-      // step).
-      c.optimizer_s = sim::kernel_time_s(
-          s.cluster.accelerator, s.precision, 4 * p,
-          2 * p * (4 + optimizer_state_bytes_per_param(s.optimizer)) + p * grad_w);
+      // The stage's optimizer step, launched as the data-parallel step launches it.
+      std::vector<Launch> opt;
+      optimizer_launches(s, p, tensors, opt);
+      c.optimizer_s = dispatched_seconds(opt);
     }
     c.memory = memory[static_cast<std::size_t>(k)];
     c.in_flight = s.inference ? 1

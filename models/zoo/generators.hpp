@@ -23,5 +23,15 @@ ZooModel make_bert(const Hyperparameters& hp);
 ZooModel make_gpt2(const Hyperparameters& hp);
 ZooModel make_lstm_lm(const Hyperparameters& hp);
 ZooModel make_mnist_mlp(const Hyperparameters& hp);
+ZooModel make_vgg16_cifar(const Hyperparameters& hp);
+ZooModel make_ssd300(const Hyperparameters& hp);
+ZooModel make_gnmt(const Hyperparameters& hp);
+ZooModel make_ncf(const Hyperparameters& hp);
+ZooModel make_tacotron2(const Hyperparameters& hp);
+ZooModel make_waveglow(const Hyperparameters& hp);
+ZooModel make_transformer_xl(const Hyperparameters& hp, bool attention_dropout);
+ZooModel make_t5(const Hyperparameters& hp);
+ZooModel make_gpt3(const Hyperparameters& hp);
+ZooModel make_llama(const Hyperparameters& hp);
 
 }  // namespace trainsim::models

@@ -58,6 +58,39 @@ double product(const std::vector<std::int64_t>& shape) {
   return p;
 }
 
+using sim::KernelClass;
+
+// A kernel with a GEMM view (compute classes).
+KernelSpec gemm_spec(const char* what, KernelClass cls, double flops, double act_elements,
+                     double param_elements, sim::GemmShape g, BatchDim batch_dim) {
+  KernelSpec k;
+  k.what = what;
+  k.cls = cls;
+  k.flops = flops;
+  k.act_elements = act_elements;
+  k.param_elements = param_elements;
+  k.gemm = g;
+  k.batch_dim = batch_dim;
+  return k;
+}
+
+// A memory-bound kernel.
+KernelSpec mem_spec(const char* what, KernelClass cls, double act_elements,
+                    double param_elements = 0, double raw_bytes = 0, double flops = 0) {
+  KernelSpec k;
+  k.what = what;
+  k.cls = cls;
+  k.flops = flops;
+  k.act_elements = act_elements;
+  k.param_elements = param_elements;
+  k.raw_bytes = raw_bytes;
+  return k;
+}
+
+// Depthwise and narrow grouped convolutions take cuDNN's depthwise path; wide groups (ResNeXt,
+// AmoebaNet's grouped 1x1s) still run as batched implicit GEMMs.
+constexpr std::int64_t kDepthwiseMaxChannelsPerGroup = 4;
+
 }  // namespace
 
 double Tensor::elements() const {
@@ -79,8 +112,8 @@ Tensor NetBuilder::make(std::vector<std::int64_t> shape, bool grad) {
   return t;
 }
 
-Tensor NetBuilder::input(std::vector<std::int64_t> shape) {
-  return make(std::move(shape), false);
+Tensor NetBuilder::input(std::vector<std::int64_t> shape, bool needs_grad) {
+  return make(std::move(shape), needs_grad);
 }
 
 bool NetBuilder::needs_grad(const Tensor& t) const {
@@ -99,6 +132,8 @@ void NetBuilder::begin(std::string name, OpClass op, double input_elements) {
   l.name = std::move(name);
   l.op = op;
   l.input_elements = input_elements;
+  l.fwd_kernels = std::move(pending_fwd_);
+  pending_fwd_.clear();
   layers_.push_back(std::move(l));
   open_ = true;
 }
@@ -107,7 +142,29 @@ void NetBuilder::end(const Tensor& output, double extra_output_elements) {
   Layer& l = open();
   l.output_shape = output.shape;
   l.output_elements = output.elements() + extra_output_elements;
+  for (auto g = bwd_groups_.rbegin(); g != bwd_groups_.rend(); ++g)
+    l.bwd_kernels.insert(l.bwd_kernels.end(), g->begin(), g->end());
+  bwd_groups_.clear();
   open_ = false;
+}
+
+// Kernels of a primitive applied between two entries (e.g. a concatenation built as the next
+// entry's argument) are held and given to the next entry that begins.
+void NetBuilder::fwd(const KernelSpec& k) {
+  if (!open_) {
+    pending_fwd_.push_back(k);
+    return;
+  }
+  open().fwd_kernels.push_back(k);
+}
+
+void NetBuilder::bwd_group() {
+  bwd_groups_.emplace_back();
+}
+
+void NetBuilder::bwd(const KernelSpec& k) {
+  if (bwd_groups_.empty()) bwd_groups_.emplace_back();
+  bwd_groups_.back().push_back(k);
 }
 
 void NetBuilder::save(const Tensor& t) {
@@ -118,8 +175,9 @@ void NetBuilder::save(const Tensor& t) {
 }
 
 void NetBuilder::add_costs(double fwd_flops, double fwd_macs, double bwd_input_flops,
-                           double bwd_weight_flops, std::int64_t params) {
+                           double bwd_weight_flops, std::int64_t params, int param_tensors) {
   Layer& l = open();
+  l.param_tensors += param_tensors;
   l.fwd_flops += fwd_flops;
   l.fwd_macs += fwd_macs;
   l.bwd_input_flops += bwd_input_flops;
@@ -143,7 +201,35 @@ Tensor NetBuilder::conv2d(const Tensor& in, const Conv2d& s) {
   const std::int64_t params =
       s.out_channels * (c_in / s.groups) * s.kernel_h * s.kernel_w + (s.bias ? s.out_channels : 0);
   add_costs(2 * macs + bias_flops, macs, needs_grad(in) ? 2 * macs : 0, 2 * macs + bias_flops,
-            params);
+            params, s.bias ? 2 : 1);
+  // Implicit-GEMM views (per sample, rows = output or input positions), one GEMM per group.
+  const double g = static_cast<double>(s.groups);
+  const double c_in_g = static_cast<double>(c_in / s.groups);
+  const double c_out_g = static_cast<double>(s.out_channels / s.groups);
+  const double rs = static_cast<double>(s.kernel_h * s.kernel_w);
+  const double out_pos = static_cast<double>(h * w);
+  const double in_pos = static_cast<double>(in.height() * in.width());
+  const double weights = static_cast<double>(params - (s.bias ? s.out_channels : 0));
+  const KernelClass cls = c_in / s.groups <= kDepthwiseMaxChannelsPerGroup && s.groups > 1
+                              ? KernelClass::depthwise_conv
+                              : KernelClass::conv;
+  fwd(gemm_spec("conv fwd", cls, 2 * macs, in.elements() + out_elems, weights,
+                {out_pos, c_out_g, c_in_g * rs, g}, BatchDim::m));
+  if (s.bias) {
+    fwd(mem_spec("conv bias", KernelClass::elementwise, 2 * out_elems,
+                 static_cast<double>(s.out_channels), 0, out_elems));
+  }
+  bwd_group();
+  if (s.bias) {
+    bwd(mem_spec("conv bias grad", KernelClass::reduction, out_elems,
+                 static_cast<double>(s.out_channels), 0, out_elems));
+  }
+  if (needs_grad(in)) {
+    bwd(gemm_spec("conv dgrad", cls, 2 * macs, out_elems + in.elements(), weights,
+                  {in_pos, c_in_g, c_out_g * rs, g}, BatchDim::m));
+  }
+  bwd(gemm_spec("conv wgrad", cls, 2 * macs, in.elements() + out_elems, weights,
+                {c_out_g, c_in_g * rs, out_pos, g}, BatchDim::k));
   save(in);
   return out;
 }
@@ -157,7 +243,26 @@ Tensor NetBuilder::linear(const Tensor& in, std::int64_t out_features, bool bias
   const double macs = out_elems * static_cast<double>(in_features);
   const double bias_flops = bias ? out_elems : 0;
   add_costs(2 * macs + bias_flops, macs, needs_grad(in) ? 2 * macs : 0, 2 * macs + bias_flops,
-            (tied ? 0 : in_features * out_features) + (bias ? out_features : 0));
+            (tied ? 0 : in_features * out_features) + (bias ? out_features : 0),
+            (tied ? 0 : 1) + (bias ? 1 : 0));
+  // rows = every leading dimension (positions of a sequence); the bias rides in the GEMM's
+  // epilogue (cuBLASLt addmm), its gradient is a column reduction.
+  const double rows = in.elements() / static_cast<double>(in_features);
+  const double n_in = static_cast<double>(in_features);
+  const double n_out = static_cast<double>(out_features);
+  const double weights = n_in * n_out;
+  fwd(gemm_spec("linear fwd", KernelClass::gemm, 2 * macs + bias_flops, in.elements() + out_elems,
+                weights + (bias ? n_out : 0), {rows, n_out, n_in, 1}, BatchDim::m));
+  bwd_group();
+  if (needs_grad(in)) {
+    bwd(gemm_spec("linear dgrad", KernelClass::gemm, 2 * macs, out_elems + in.elements(), weights,
+                  {rows, n_in, n_out, 1}, BatchDim::m));
+  }
+  bwd(gemm_spec("linear wgrad", KernelClass::gemm, 2 * macs, in.elements() + out_elems, weights,
+                {n_in, n_out, rows, 1}, BatchDim::k));
+  if (bias) {
+    bwd(mem_spec("linear bias grad", KernelClass::reduction, out_elems, n_out, 0, out_elems));
+  }
   save(in);
   return out;
 }
@@ -166,7 +271,14 @@ Tensor NetBuilder::batch_norm(const Tensor& in) {
   Tensor out = make(in.shape, true);
   const double n = in.elements();
   add_costs(kNormFwdFlops * n, 0, needs_grad(in) ? kNormBwdInputFlops * n : 0,
-            kNormBwdWeightFlops * n, 2 * in.channels());
+            kNormBwdWeightFlops * n, 2 * in.channels(), 2);
+  // cuDNN's training-mode batch norm: forward reads the input twice (statistics, then normalise)
+  // and writes the output; backward reads input and output gradient twice and writes one.
+  const double c = static_cast<double>(in.channels());
+  fwd(mem_spec("bn fwd", KernelClass::normalization, 3 * n, 4 * c, 0, kNormFwdFlops * n));
+  bwd_group();
+  bwd(mem_spec("bn bwd", KernelClass::normalization, 5 * n, 4 * c, 0,
+               (kNormBwdInputFlops + kNormBwdWeightFlops) * n));
   save(in);
   return out;
 }
@@ -175,6 +287,12 @@ Tensor NetBuilder::instance_norm(const Tensor& in) {
   Tensor out = make(in.shape, needs_grad(in));
   const double n = in.elements();
   add_costs(kNormFwdFlops * n, 0, needs_grad(in) ? kNormBwdInputFlops * n : 0, 0, 0);
+  fwd(mem_spec("instance norm fwd", KernelClass::normalization, 3 * n, 0, 0, kNormFwdFlops * n));
+  if (needs_grad(in)) {
+    bwd_group();
+    bwd(mem_spec("instance norm bwd", KernelClass::normalization, 5 * n, 0, 0,
+                 kNormBwdInputFlops * n));
+  }
   save(in);
   return out;
 }
@@ -183,7 +301,17 @@ Tensor NetBuilder::layer_norm(const Tensor& in) {
   Tensor out = make(in.shape, true);
   const double n = in.elements();
   add_costs(kNormFwdFlops * n, 0, needs_grad(in) ? kNormBwdInputFlops * n : 0,
-            kNormBwdWeightFlops * n, 2 * in.features());
+            kNormBwdWeightFlops * n, 2 * in.features(), 2);
+  // One row per block forward; backward is PyTorch's two kernels: the input gradient, then the
+  // gamma/beta column reductions.
+  const double f = static_cast<double>(in.features());
+  fwd(mem_spec("layernorm fwd", KernelClass::normalization, 2 * n, 2 * f, 0, kNormFwdFlops * n));
+  bwd_group();
+  if (needs_grad(in)) {
+    bwd(mem_spec("layernorm bwd", KernelClass::normalization, 3 * n, f, 0, kNormBwdInputFlops * n));
+  }
+  bwd(mem_spec("layernorm weight grad", KernelClass::reduction, 2 * n, 2 * f, 0,
+               kNormBwdWeightFlops * n));
   save(in);
   return out;
 }
@@ -193,6 +321,11 @@ Tensor NetBuilder::activation(const Tensor& in, Activation kind) {
   Tensor out = make(in.shape, needs_grad(in));
   const double n = in.elements();
   add_costs(c.fwd_flops * n, 0, needs_grad(in) ? c.bwd_flops * n : 0, 0, 0);
+  fwd(mem_spec("activation fwd", KernelClass::elementwise, 2 * n, 0, 0, c.fwd_flops * n));
+  if (needs_grad(in)) {
+    bwd_group();
+    bwd(mem_spec("activation bwd", KernelClass::elementwise, 3 * n, 0, 0, c.bwd_flops * n));
+  }
   save(c.saves_output ? out : in);
   return out;
 }
@@ -202,6 +335,12 @@ Tensor NetBuilder::dropout(const Tensor& in) {
   const double n = in.elements();
   add_costs(kDropoutFwdFlops * n, 0, needs_grad(in) ? n : 0, 0, 0);
   open().saved_mask_bytes += n;
+  // The mask is one byte per element (PyTorch's fused dropout keeps a bool mask).
+  fwd(mem_spec("dropout fwd", KernelClass::elementwise, 2 * n, 0, n, kDropoutFwdFlops * n));
+  if (needs_grad(in)) {
+    bwd_group();
+    bwd(mem_spec("dropout bwd", KernelClass::elementwise, 2 * n, 0, n, n));
+  }
   return out;
 }
 
@@ -210,6 +349,11 @@ Tensor NetBuilder::dropout2d(const Tensor& in) {
   const double n = in.elements();
   add_costs(n, 0, needs_grad(in) ? n : 0, 0, 0);
   open().saved_mask_bytes += static_cast<double>(in.channels());
+  fwd(mem_spec("dropout2d fwd", KernelClass::elementwise, 2 * n, 0, 0, n));
+  if (needs_grad(in)) {
+    bwd_group();
+    bwd(mem_spec("dropout2d bwd", KernelClass::elementwise, 2 * n, 0, 0, n));
+  }
   return out;
 }
 
@@ -217,6 +361,14 @@ Tensor NetBuilder::add(const Tensor& a, const Tensor& b) {
   if (a.shape != b.shape) throw std::logic_error("NetBuilder::add: shapes differ");
   Tensor out = make(a.shape, needs_grad(a) || needs_grad(b));
   add_costs(a.elements(), 0, 0, 0, 0);  // the gradient passes through unchanged
+  const double n = a.elements();
+  fwd(mem_spec("add", KernelClass::elementwise, 3 * n, 0, 0, n));
+  // Backward passes the gradient to both inputs unchanged; autograd then sums the two gradients
+  // that reach the tensor that fanned out (the residual's source): one add kernel.
+  if (needs_grad(a) && needs_grad(b)) {
+    bwd_group();
+    bwd(mem_spec("add grad accumulate", KernelClass::elementwise, 3 * n, 0, 0, n));
+  }
   return out;
 }
 
@@ -224,6 +376,15 @@ Tensor NetBuilder::mul(const Tensor& a, const Tensor& b) {
   Tensor out = make(a.shape, needs_grad(a) || needs_grad(b));
   const double n = a.elements();
   add_costs(n, 0, (needs_grad(a) ? n : 0) + (needs_grad(b) ? n : 0), 0, 0);
+  fwd(mem_spec("mul", KernelClass::elementwise, 2 * n + b.elements(), 0, 0, n));
+  bwd_group();
+  if (needs_grad(a))
+    bwd(mem_spec("mul grad a", KernelClass::elementwise, 2 * n + b.elements(), 0, 0, n));
+  if (needs_grad(b)) {
+    // b broadcasts over a's trailing dimensions: its gradient is a reduction of dy * a.
+    const KernelClass cls = b.elements() < n ? KernelClass::reduction : KernelClass::elementwise;
+    bwd(mem_spec("mul grad b", cls, 2 * n + b.elements(), 0, 0, n));
+  }
   save(a);
   save(b);
   return out;
@@ -236,6 +397,14 @@ Tensor NetBuilder::max_pool(const Tensor& in, std::int64_t kernel, std::int64_t 
                     needs_grad(in));
   const double n = out.elements();
   add_costs(n * static_cast<double>(kernel * kernel), 0, needs_grad(in) ? n : 0, 0, 0);
+  // max_pool2d_with_indices writes int64 argmax indices; backward zero-fills the input gradient
+  // and scatters the output gradient through them.
+  fwd(mem_spec("maxpool fwd", KernelClass::pooling, in.elements() + n, 0, 8 * n,
+               n * static_cast<double>(kernel * kernel)));
+  if (needs_grad(in)) {
+    bwd_group();
+    bwd(mem_spec("maxpool bwd", KernelClass::pooling, n + 2 * in.elements(), 0, 8 * n, n));
+  }
   save(in);  // PyTorch also keeps the argmax indices; not counted
   return out;
 }
@@ -247,6 +416,11 @@ Tensor NetBuilder::avg_pool(const Tensor& in, std::int64_t kernel, std::int64_t 
                     needs_grad(in));
   const double work = out.elements() * static_cast<double>(kernel * kernel);
   add_costs(work, 0, needs_grad(in) ? work : 0, 0, 0);
+  fwd(mem_spec("avgpool fwd", KernelClass::pooling, in.elements() + out.elements(), 0, 0, work));
+  if (needs_grad(in)) {
+    bwd_group();
+    bwd(mem_spec("avgpool bwd", KernelClass::pooling, in.elements() + out.elements(), 0, 0, work));
+  }
   return out;
 }
 
@@ -255,6 +429,13 @@ Tensor NetBuilder::adaptive_avg_pool(const Tensor& in, std::int64_t out_h, std::
   Tensor out = make({in.channels(), out_h, out_w}, needs_grad(in));
   const double n = std::max(in.elements(), out.elements());
   add_costs(n, 0, needs_grad(in) ? n : 0, 0, 0);
+  fwd(mem_spec("adaptive avgpool fwd", KernelClass::pooling, in.elements() + out.elements(), 0, 0,
+               n));
+  if (needs_grad(in)) {
+    bwd_group();
+    bwd(mem_spec("adaptive avgpool bwd", KernelClass::pooling, in.elements() + out.elements(), 0, 0,
+                 n));
+  }
   return out;
 }
 
@@ -262,12 +443,23 @@ Tensor NetBuilder::global_avg_pool(const Tensor& in) {
   Tensor out = make({in.channels()}, needs_grad(in));
   const double n = in.elements();
   add_costs(n, 0, needs_grad(in) ? n : 0, 0, 0);
+  fwd(mem_spec("global avgpool fwd", KernelClass::reduction, n + out.elements(), 0, 0, n));
+  if (needs_grad(in)) {
+    bwd_group();
+    bwd(mem_spec("global avgpool bwd", KernelClass::elementwise, n + out.elements(), 0, 0, n));
+  }
   return out;
 }
 
 Tensor NetBuilder::upsample2x(const Tensor& in) {
   Tensor out = make({in.channels(), 2 * in.height(), 2 * in.width()}, needs_grad(in));
   add_costs(0, 0, needs_grad(in) ? out.elements() : 0, 0, 0);  // a copy forward, a sum backward
+  fwd(mem_spec("upsample fwd", KernelClass::copy, in.elements() + out.elements()));
+  if (needs_grad(in)) {
+    bwd_group();
+    bwd(mem_spec("upsample bwd", KernelClass::pooling, in.elements() + out.elements(), 0, 0,
+                 out.elements()));
+  }
   return out;
 }
 
@@ -277,7 +469,14 @@ Tensor NetBuilder::pad_to(const Tensor& in, std::int64_t h, std::int64_t w) {
 }
 
 Tensor NetBuilder::copy_as(const Tensor& in, std::vector<std::int64_t> shape) {
-  return make(std::move(shape), needs_grad(in));
+  Tensor out = make(std::move(shape), needs_grad(in));
+  // A strided copy (pad, slice) forward and its adjoint backward.
+  fwd(mem_spec("copy", KernelClass::copy, in.elements() + out.elements()));
+  if (needs_grad(in)) {
+    bwd_group();
+    bwd(mem_spec("copy bwd", KernelClass::copy, in.elements() + out.elements()));
+  }
+  return out;
 }
 
 Tensor NetBuilder::concat(const std::vector<Tensor>& parts) {
@@ -292,7 +491,10 @@ Tensor NetBuilder::concat(const std::vector<Tensor>& parts) {
     shape[0] += p.shape[0];
     grad = grad || needs_grad(p);
   }
-  return make(std::move(shape), grad);
+  Tensor out = make(std::move(shape), grad);
+  // torch.cat copies every part once; its backward hands each part a view of the gradient.
+  fwd(mem_spec("concat", KernelClass::copy, 2 * out.elements()));
+  return out;
 }
 
 Tensor NetBuilder::reshape(const Tensor& in, std::vector<std::int64_t> shape) {
@@ -306,7 +508,14 @@ Tensor NetBuilder::reshape(const Tensor& in, std::vector<std::int64_t> shape) {
 Tensor NetBuilder::take_rows(const Tensor& in, std::int64_t count) {
   std::vector<std::int64_t> shape = in.shape;
   shape.at(0) = count;
-  return make(std::move(shape), needs_grad(in));
+  Tensor out = make(std::move(shape), needs_grad(in));
+  // A slice is a view forward; backward materialises a zero gradient of the whole input and
+  // copies the slice's gradient into it.
+  if (needs_grad(in)) {
+    bwd_group();
+    bwd(mem_spec("slice bwd", KernelClass::copy, in.elements() + out.elements()));
+  }
+  return out;
 }
 
 Tensor NetBuilder::embedding(const Tensor& ids, std::int64_t vocab, std::int64_t dim, bool tied) {
@@ -314,7 +523,16 @@ Tensor NetBuilder::embedding(const Tensor& ids, std::int64_t vocab, std::int64_t
   shape.push_back(dim);
   Tensor out = make(std::move(shape), true);
   // A gather forward and a scatter-add of the output gradient into the table backward.
-  add_costs(0, 0, 0, out.elements(), tied ? 0 : vocab * dim);
+  add_costs(0, 0, 0, out.elements(), tied ? 0 : vocab * dim, tied ? 0 : 1);
+  const double n = out.elements();
+  const double ids_bytes = 8 * ids.elements();  // int64 indices
+  fwd(mem_spec("embedding fwd", KernelClass::gather, 2 * n, 0, ids_bytes));
+  // PyTorch's embedding_dense_backward: a zero-filled dense gradient of the whole table, then a
+  // sorted segmented sum of the output gradient scattered into it.
+  bwd_group();
+  bwd(mem_spec("embedding grad zero", KernelClass::copy, 0,
+               static_cast<double>(vocab) * static_cast<double>(dim)));
+  bwd(mem_spec("embedding bwd", KernelClass::scatter, 2 * n, 0, 2 * ids_bytes, n));
   return out;
 }
 
@@ -327,7 +545,9 @@ Tensor NetBuilder::attention(const Tensor& q, const Tensor& k, const Tensor& v, 
   }
   const double sq = static_cast<double>(q.shape.at(0));
   const double sk = static_cast<double>(k.shape.at(0));
-  const double scores = static_cast<double>(heads) * sq * sk;
+  const double h = static_cast<double>(heads);
+  const double dh = static_cast<double>(d / heads);
+  const double scores = h * sq * sk;
   const double macs = 2 * sq * sk * static_cast<double>(d);  // Q K^T and P V
   Tensor out = make(q.shape, true);
   const double dropout_fwd = with_dropout ? kDropoutFwdFlops * scores : 0;
@@ -339,10 +559,65 @@ Tensor NetBuilder::attention(const Tensor& q, const Tensor& k, const Tensor& v, 
   (void)v;
   Layer& l = open();
   l.saved_elements += scores;  // softmax output
+  l.unfused_saved_elements += scores;
   if (with_dropout) {
     l.saved_mask_bytes += scores;
+    l.unfused_saved_mask_bytes += scores;
     l.saved_elements += scores;  // dropped-out probabilities, the input of P V
+    l.unfused_saved_elements += scores;
   }
+  l.fused_saved_elements += h * sq;  // FlashAttention keeps one fp32 log-sum-exp per row and head
+
+  const double qe = sq * static_cast<double>(d);
+  const double ke = sk * static_cast<double>(d);
+  const double one = sq * sk * 2 * dh;  // FLOPs of one score-sized GEMM per head
+  // Unfused (eager BERT/GPT-2 style): batched GEMMs over heads, with the score matrix written and
+  // read by each pointwise step: scale, mask, softmax, dropout.
+  auto unfused = [](KernelSpec spec) {
+    spec.form = AttentionForm::unfused_only;
+    return spec;
+  };
+  fwd(unfused(gemm_spec("attention QK^T", KernelClass::gemm, h * one, qe + ke + scores, 0,
+                        {sq, sk, dh, h}, BatchDim::batch)));
+  fwd(unfused(
+      mem_spec("attention scale+mask", KernelClass::elementwise, 2 * scores, 0, 0, 2 * scores)));
+  fwd(unfused(mem_spec("attention softmax", KernelClass::softmax, 2 * scores, 0, 0,
+                       kSoftmaxFwdFlops * scores)));
+  if (with_dropout) {
+    fwd(unfused(mem_spec("attention dropout", KernelClass::elementwise, 2 * scores, 0, scores,
+                         dropout_fwd)));
+  }
+  fwd(unfused(gemm_spec("attention PV", KernelClass::gemm, h * one, scores + ke + qe, 0,
+                        {sq, dh, sk, h}, BatchDim::batch)));
+  bwd_group();
+  bwd(unfused(gemm_spec("attention dV", KernelClass::gemm, h * one, scores + qe + ke, 0,
+                        {sk, dh, sq, h}, BatchDim::batch)));
+  bwd(unfused(gemm_spec("attention dP", KernelClass::gemm, h * one, qe + ke + scores, 0,
+                        {sq, sk, dh, h}, BatchDim::batch)));
+  if (with_dropout) {
+    bwd(unfused(mem_spec("attention dropout bwd", KernelClass::elementwise, 2 * scores, 0, scores,
+                         dropout_bwd)));
+  }
+  bwd(unfused(mem_spec("attention softmax bwd", KernelClass::softmax, 3 * scores, 0, 0,
+                       kSoftmaxBwdFlops * scores)));
+  bwd(unfused(mem_spec("attention scale bwd", KernelClass::elementwise, 2 * scores, 0, 0, scores)));
+  bwd(unfused(gemm_spec("attention dQ", KernelClass::gemm, h * one, scores + ke + qe, 0,
+                        {sq, dh, sk, h}, BatchDim::batch)));
+  bwd(unfused(gemm_spec("attention dK", KernelClass::gemm, h * one, scores + qe + ke, 0,
+                        {sk, dh, sq, h}, BatchDim::batch)));
+  // Fused (FlashAttention-2): one kernel each way; the scores stay in on-chip memory, dropout
+  // masks are regenerated from the RNG state, and backward recomputes the scores: five
+  // score-sized GEMMs against the forward's two (Dao, arXiv:2307.08691, section 3.2).
+  KernelSpec ffwd = gemm_spec("flash attention fwd", KernelClass::attention, 2 * h * one,
+                              3 * qe + ke, 0, {sq, dh, sk, h}, BatchDim::batch);
+  ffwd.raw_bytes = 4 * h * sq;  // log-sum-exp
+  ffwd.form = AttentionForm::fused_only;
+  fwd(ffwd);
+  KernelSpec fbwd = gemm_spec("flash attention bwd", KernelClass::attention, 5 * h * one,
+                              5 * qe + 3 * ke, 0, {sk, dh, sq, h}, BatchDim::batch);
+  fbwd.raw_bytes = 4 * h * sq;
+  fbwd.form = AttentionForm::fused_only;
+  bwd(fbwd);
   return out;
 }
 
@@ -357,7 +632,34 @@ Tensor NetBuilder::lstm(const Tensor& in, std::int64_t hidden) {
   Tensor out = make({in.shape.at(0), hidden}, true);
   add_costs(2 * (macs_x + macs_h) + bias_flops + gate_flops, macs_x + macs_h,
             (needs_grad(in) ? 2 * macs_x : 0) + 2 * macs_h + gate_flops,
-            2 * (macs_x + macs_h) + bias_flops, 4 * hidden * (in_features + hidden) + 8 * hidden);
+            2 * (macs_x + macs_h) + bias_flops, 4 * hidden * (in_features + hidden) + 8 * hidden,
+            4);
+  // cuDNN's LSTM: the input projections of all time steps as one GEMM, then one recurrent kernel
+  // per time step (h_{t-1} W_hh plus the gates); backward runs the steps in reverse, then the
+  // input-gradient and weight-gradient GEMMs over all steps.
+  const double x = static_cast<double>(in_features);
+  const double steps = seq;
+  const double w_ih = 4 * h * x;
+  const double w_hh = 4 * h * h;
+  fwd(gemm_spec("lstm input projection", KernelClass::gemm, 2 * macs_x, seq * (x + 4 * h), w_ih,
+                {seq, 4 * h, x, 1}, BatchDim::m));
+  KernelSpec cell =
+      gemm_spec("lstm cell", KernelClass::recurrent, (2 * macs_h + gate_flops + bias_flops) / steps,
+                10 * h, w_hh, {1, 4 * h, h, 1}, BatchDim::m);
+  cell.repeat = static_cast<int>(steps);
+  fwd(cell);
+  bwd_group();
+  KernelSpec cell_bwd =
+      gemm_spec("lstm cell bwd", KernelClass::recurrent, (2 * macs_h + gate_flops) / steps, 12 * h,
+                w_hh, {1, h, 4 * h, 1}, BatchDim::m);
+  cell_bwd.repeat = static_cast<int>(steps);
+  bwd(cell_bwd);
+  if (needs_grad(in)) {
+    bwd(gemm_spec("lstm input dgrad", KernelClass::gemm, 2 * macs_x, seq * (x + 4 * h), w_ih,
+                  {seq, x, 4 * h, 1}, BatchDim::m));
+  }
+  bwd(gemm_spec("lstm weight grad", KernelClass::gemm, 2 * (macs_x + macs_h),
+                seq * (x + 2 * h + 4 * h), w_ih + w_hh, {4 * h, x + h, seq, 1}, BatchDim::k));
   save(in);
   open().saved_elements +=
       seq * 6 * h;  // gate activations (4h), cell state and tanh(cell) per step
@@ -369,6 +671,14 @@ void NetBuilder::loss(const Tensor& logits) {
   const double n = logits.elements();
   add_costs(kSoftmaxFwdFlops * n, 0, kSoftmaxBwdFlops * n, 0, 0);
   open().saved_elements += n;  // the probabilities
+  // cross_entropy = log_softmax + nll_loss forward; backward: nll's gradient (zero-filled, one
+  // value per row scattered) and log_softmax's.
+  const double rows = n / static_cast<double>(logits.features());
+  fwd(mem_spec("log_softmax fwd", KernelClass::softmax, 2 * n, 0, 0, kSoftmaxFwdFlops * n));
+  fwd(mem_spec("nll_loss fwd", KernelClass::gather, 2 * rows, 0, 8 * rows));
+  bwd_group();
+  bwd(mem_spec("nll_loss bwd", KernelClass::copy, n, 0, 8 * rows));
+  bwd(mem_spec("log_softmax bwd", KernelClass::softmax, 3 * n, 0, 0, kSoftmaxBwdFlops * n));
 }
 
 std::vector<Layer> NetBuilder::take_layers() {
@@ -403,5 +713,207 @@ std::vector<Layer> finish_with_linear_head(NetBuilder& nb, const std::string& na
   nb.end(logits);
   return nb.take_layers();
 }
+
+// ---- added for zoo coverage ----
+
+namespace {
+
+// estimate: RMSNorm per element, by the same counting as kNormFwdFlops: square and sum (2),
+// normalize (1), scale (1); backward to the input about 6, the scale's gradient a product and a
+// reduction (2).
+constexpr double kRmsNormFwdFlops = 4;
+constexpr double kRmsNormBwdInputFlops = 6;
+constexpr double kRmsNormBwdWeightFlops = 2;
+// paper: Su et al. 2021 (RoFormer), Eq. 34: x * cos + rotate_half(x) * sin, 2 products and 1 sum
+// per element, the same backward.
+constexpr double kRotaryFlops = 3;
+
+}  // namespace
+
+Tensor NetBuilder::rms_norm(const Tensor& in) {
+  Tensor out = make(in.shape, true);
+  const double n = in.elements();
+  add_costs(kRmsNormFwdFlops * n, 0, needs_grad(in) ? kRmsNormBwdInputFlops * n : 0,
+            kRmsNormBwdWeightFlops * n, in.features(), 1);
+  // As layer_norm: one row kernel forward; the input gradient and the scale's column reduction.
+  const double f = static_cast<double>(in.features());
+  fwd(mem_spec("rmsnorm fwd", KernelClass::normalization, 2 * n, f, 0, kRmsNormFwdFlops * n));
+  bwd_group();
+  if (needs_grad(in)) {
+    bwd(mem_spec("rmsnorm bwd", KernelClass::normalization, 3 * n, f, 0,
+                 kRmsNormBwdInputFlops * n));
+  }
+  bwd(mem_spec("rmsnorm weight grad", KernelClass::reduction, 2 * n, f, 0,
+               kRmsNormBwdWeightFlops * n));
+  save(in);
+  return out;
+}
+
+Tensor NetBuilder::concat_features(const std::vector<Tensor>& parts) {
+  std::vector<std::int64_t> shape = parts.at(0).shape;
+  bool grad = false;
+  shape.back() = 0;
+  for (const auto& p : parts) {
+    if (p.shape.size() != shape.size() ||
+        !std::equal(p.shape.begin(), p.shape.end() - 1, shape.begin())) {
+      throw std::logic_error("NetBuilder::concat_features: leading shapes differ");
+    }
+    shape.back() += p.shape.back();
+    grad = grad || needs_grad(p);
+  }
+  Tensor out = make(std::move(shape), grad);
+  fwd(mem_spec("concat", KernelClass::copy, 2 * out.elements()));  // backward: views
+  return out;
+}
+
+Tensor NetBuilder::rotary(const Tensor& in) {
+  Tensor out = make(in.shape, needs_grad(in));
+  const double n = in.elements();
+  add_costs(kRotaryFlops * n, 0, needs_grad(in) ? kRotaryFlops * n : 0, 0, 0);
+  fwd(mem_spec("rotary fwd", KernelClass::elementwise, 2 * n, 0, 0, kRotaryFlops * n));
+  if (needs_grad(in)) {
+    bwd_group();
+    bwd(mem_spec("rotary bwd", KernelClass::elementwise, 2 * n, 0, 0, kRotaryFlops * n));
+  }
+  return out;
+}
+
+Tensor NetBuilder::conv_transpose1d(const Tensor& in, std::int64_t out_channels,
+                                    std::int64_t kernel, std::int64_t stride, bool bias) {
+  const std::int64_t c_in = in.channels();
+  const std::int64_t length = (in.width() - 1) * stride + kernel;
+  Tensor out = make({out_channels, 1, length}, true);
+  // Every input element meets every output channel through every kernel tap.
+  const double macs = in.elements() * static_cast<double>(out_channels * kernel);
+  const double bias_flops = bias ? out.elements() : 0;
+  add_costs(2 * macs + bias_flops, macs, needs_grad(in) ? 2 * macs : 0, 2 * macs + bias_flops,
+            c_in * out_channels * kernel + (bias ? out_channels : 0), bias ? 2 : 1);
+  // cuDNN runs a transposed convolution as the data gradient of a convolution: GEMM views over
+  // the input positions, out_channels x kernel columns, c_in deep.
+  const double pos = static_cast<double>(in.width());
+  const double cols = static_cast<double>(out_channels * kernel);
+  const double ci = static_cast<double>(c_in);
+  const double weights = ci * cols;
+  fwd(gemm_spec("conv_transpose fwd", KernelClass::conv, 2 * macs, in.elements() + out.elements(),
+                weights, {pos, cols, ci, 1}, BatchDim::m));
+  bwd_group();
+  if (needs_grad(in)) {
+    bwd(gemm_spec("conv_transpose dgrad", KernelClass::conv, 2 * macs,
+                  out.elements() + in.elements(), weights, {pos, ci, cols, 1}, BatchDim::m));
+  }
+  bwd(gemm_spec("conv_transpose wgrad", KernelClass::conv, 2 * macs, in.elements() + out.elements(),
+                weights, {ci, cols, pos, 1}, BatchDim::k));
+  save(in);
+  return out;
+}
+
+void NetBuilder::weight_norm(std::int64_t out_channels) {
+  add_costs(0, 0, 0, 0, out_channels, 1);
+}
+
+void NetBuilder::attention_score_bias(std::int64_t heads, std::int64_t seq_q, std::int64_t seq_k,
+                                      std::int64_t table_rows) {
+  const double scores =
+      static_cast<double>(heads) * static_cast<double>(seq_q) * static_cast<double>(seq_k);
+  // A gather from the table (only where it is computed) and an add to every score; backward the
+  // add passes the gradient on, and the table receives a scatter-add of it.
+  add_costs(scores, 0, 0, table_rows > 0 ? scores : 0, table_rows > 0 ? table_rows * heads : 0,
+            table_rows > 0 ? 1 : 0);
+  if (table_rows > 0) fwd(mem_spec("position bias gather", KernelClass::gather, scores, 0, 0, 0));
+  fwd(mem_spec("position bias add", KernelClass::elementwise, 3 * scores, 0, 0, scores));
+  if (table_rows > 0) {
+    bwd_group();
+    bwd(mem_spec("position bias grad", KernelClass::scatter, scores,
+                 static_cast<double>(table_rows * heads), 0, scores));
+  }
+}
+
+void NetBuilder::relative_position_scores(const Tensor& q, const Tensor& r_k, std::int64_t heads,
+                                          bool owns_biases) {
+  const std::int64_t d = q.features();
+  const double sq = static_cast<double>(q.shape.at(0));
+  const double sk = static_cast<double>(r_k.shape.at(0));
+  const double scores = static_cast<double>(heads) * sq * sk;
+  const double macs = sq * sk * static_cast<double>(d);  // (q + v) r_k^T
+  const double shifts = 2 * q.elements();                // q + u and q + v
+  // Forward: the two shifted queries, the position matmul, the relative shift (a copy) and the sum
+  // with the content scores. Backward: the matmul's two input gradients and the reductions that
+  // give u's and v's gradients.
+  add_costs(shifts + 2 * macs + scores, macs, (needs_grad(q) ? 2 * macs : 0) + 2 * macs, shifts,
+            owns_biases ? 2 * d : 0, owns_biases ? 2 : 0);
+  const double h = static_cast<double>(heads);
+  const double dh = static_cast<double>(d) / h;
+  const double qe = q.elements();
+  const double re = r_k.elements();
+  fwd(mem_spec("relative query shifts", KernelClass::elementwise, 4 * qe, 0, 0, shifts));
+  fwd(gemm_spec("relative position scores", KernelClass::gemm, 2 * macs, qe + re + scores, 0,
+                {sq, sk, dh, h}, BatchDim::batch));
+  fwd(mem_spec("relative shift", KernelClass::copy, 2 * scores));
+  fwd(mem_spec("relative scores add", KernelClass::elementwise, 3 * scores, 0, 0, scores));
+  bwd_group();
+  bwd(mem_spec("relative shift bwd", KernelClass::copy, 2 * scores));
+  if (needs_grad(q)) {
+    bwd(gemm_spec("relative scores dq", KernelClass::gemm, 2 * macs, scores + re + qe, 0,
+                  {sq, dh, sk, h}, BatchDim::batch));
+  }
+  bwd(gemm_spec("relative scores dr", KernelClass::gemm, 2 * macs, scores + qe + re, 0,
+                {sk, dh, sq, h}, BatchDim::batch));
+  bwd(mem_spec("relative bias grads", KernelClass::reduction, 2 * qe, 2 * static_cast<double>(d), 0,
+               shifts));
+  save(make(q.shape, true));  // q + u, the content matmul's input
+  save(make(q.shape, true));  // q + v
+  save(r_k);
+}
+
+Tensor NetBuilder::additive_attention(const Tensor& query, const Tensor& keys, const Tensor& values,
+                                      const Tensor* extra, std::int64_t score_params) {
+  const double sq = static_cast<double>(query.shape.at(0));
+  const double sk = static_cast<double>(keys.shape.at(0));
+  const double n = sq * sk * static_cast<double>(query.features());  // one tanh per pair and unit
+  const double probs = sq * sk;
+  const double context_macs = probs * static_cast<double>(values.features());
+  const ActivationCost tanh = activation_cost(Activation::tanh);
+  const double adds = (extra != nullptr ? 2 : 1) * n;
+  Tensor out = make({query.shape.at(0), values.features()}, true);
+  // Forward: the broadcast sums, tanh, the dot with the score vector (n multiply-adds), softmax
+  // over the keys and the context matmul. Backward: tanh's and the dot's gradients, the sums
+  // reduced back to the query and the keys (and the extra term), softmax, and the context matmul's
+  // two input gradients; the score vector's gradient is one more reduction of n.
+  add_costs(adds + tanh.fwd_flops * n + 2 * n + kSoftmaxFwdFlops * probs + 2 * context_macs,
+            n + context_macs,
+            tanh.bwd_flops * n + 2 * n + adds + kSoftmaxBwdFlops * probs + 4 * context_macs, 2 * n,
+            score_params, score_params > 0 ? 1 : 0);
+  // Broadcast sums and tanh over seq_q x seq_k x units, the score dot as a reduction over units,
+  // softmax over the keys, and the context as a GEMM; backward mirrors them.
+  const double dv = static_cast<double>(values.features());
+  fwd(mem_spec("additive attention sum", KernelClass::elementwise, 2 * n + adds, 0, 0, adds));
+  fwd(mem_spec("additive attention tanh", KernelClass::elementwise, 2 * n, 0, 0,
+               tanh.fwd_flops * n));
+  fwd(mem_spec("additive attention score", KernelClass::reduction, n + probs, 0, 0, 2 * n));
+  fwd(mem_spec("additive attention softmax", KernelClass::softmax, 2 * probs, 0, 0,
+               kSoftmaxFwdFlops * probs));
+  fwd(gemm_spec("additive attention context", KernelClass::gemm, 2 * context_macs,
+                probs + sk * dv + sq * dv, 0, {sq, dv, sk, 1}, BatchDim::m));
+  bwd_group();
+  bwd(gemm_spec("additive attention context dgrad", KernelClass::gemm, 4 * context_macs,
+                2 * (probs + sk * dv + sq * dv), 0, {sq, sk, dv, 1}, BatchDim::m));
+  bwd(mem_spec("additive attention softmax bwd", KernelClass::softmax, 3 * probs, 0, 0,
+               kSoftmaxBwdFlops * probs));
+  bwd(mem_spec("additive attention score bwd", KernelClass::elementwise, 2 * n + probs, 0, 0,
+               2 * n));
+  bwd(mem_spec("additive attention tanh bwd", KernelClass::elementwise, 3 * n, 0, 0,
+               tanh.bwd_flops * n));
+  bwd(mem_spec("additive attention sum bwd", KernelClass::reduction, 2 * n + adds, 0, 0, adds));
+  save(make({static_cast<std::int64_t>(n)}, true));  // tanh's output
+  open().saved_elements += probs;                    // the attention probabilities
+  save(values);
+  return out;
+}
+
+void NetBuilder::describe_transformer(const TransformerEntryInfo& info) {
+  open().transformer = info;
+}
+
+// ---- end of additions for zoo coverage ----
 
 }  // namespace trainsim::models

@@ -1,9 +1,11 @@
 #pragma once
 // Builds a zoo model's layer list from primitive ops (conv, linear, norm, ...), so the generators
-// state architectures and never repeat cost formulas. Each primitive adds its per-sample costs to
-// the layer entry that is open; tensors carry an id so that an activation needed by several
-// backward passes is counted as saved once, and so that the data (which needs no gradient) costs
-// no input-gradient work.
+// state architectures and never repeat cost formulas. Each primitive adds to the layer entry that
+// is open its per-sample costs and the kernels a framework launches for it, forward and backward
+// (PyTorch eager with cuDNN/cuBLAS: a conv is a forward, a data-gradient and a weight-gradient
+// kernel; a norm is its own memory-bound kernel; a view launches nothing). Tensors carry an id so
+// that an activation needed by several backward passes is counted as saved once, and so that the
+// data (which needs no gradient) costs no input-gradient work.
 
 #include <cstdint>
 #include <stdexcept>
@@ -52,8 +54,8 @@ enum class Activation { relu, leaky_relu, gelu, silu, sigmoid, tanh };
 
 class NetBuilder {
  public:
-  // The model input, which needs no gradient.
-  Tensor input(std::vector<std::int64_t> shape);
+  // The model input, which needs no gradient (or does: a kernel benchmark's data-gradient).
+  Tensor input(std::vector<std::int64_t> shape, bool needs_grad = false);
 
   // Opens a layer entry; every primitive until end() is charged to it. `input_elements` is what
   // enters the entry (all tensors handed over from the previous entry).
@@ -106,12 +108,59 @@ class NetBuilder {
   void save(const Tensor& t);
   bool needs_grad(const Tensor& t) const;
   void add_costs(double fwd_flops, double fwd_macs, double bwd_input_flops, double bwd_weight_flops,
-                 std::int64_t params);
+                 std::int64_t params, int param_tensors = 0);
+  // Kernels of the open entry: forward ones in call order; each primitive's backward kernels form
+  // a group (in the order autograd runs them), and end() lays the groups out in reverse.
+  void fwd(const KernelSpec& k);
+  void bwd_group();
+  void bwd(const KernelSpec& k);
 
   std::vector<bool> saved_;
   std::vector<bool> needs_grad_;
   std::vector<Layer> layers_;
+  std::vector<std::vector<KernelSpec>> bwd_groups_;  // of the open entry (or the next one)
+  std::vector<KernelSpec> pending_fwd_;              // launched before the next entry begins
   bool open_ = false;
+
+  // ---- added for zoo coverage ----
+ public:
+  // RMSNorm (Zhang & Sennrich 2019) over the last dimension: a learned scale, no shift and no mean
+  // (Llama's RMSNorm, T5's T5LayerNorm).
+  Tensor rms_norm(const Tensor& in);
+  // Concatenation along the last dimension (the two directions of a bidirectional LSTM, an LSTM
+  // input joined with an attention context, NeuMF's two towers).
+  Tensor concat_features(const std::vector<Tensor>& parts);
+  // Rotary position embedding (Su et al. 2021, RoFormer, Eq. 34) applied to q or k: two products
+  // and a sum per element with constant cos/sin tables, so nothing is kept for backward.
+  Tensor rotary(const Tensor& in);
+  // ConvTranspose1d over {C, 1, L}: the length becomes (L - 1) * stride + kernel.
+  Tensor conv_transpose1d(const Tensor& in, std::int64_t out_channels, std::int64_t kernel,
+                          std::int64_t stride, bool bias);
+  // Weight normalisation (Salimans & Kingma 2016) of a layer with `out_channels` output rows: the
+  // magnitudes g are extra parameters. Recomputing w = g v / |v| happens once per step, not per
+  // sample, so it adds no per-sample work.
+  void weight_norm(std::int64_t out_channels);
+  // A learned bias added to the attention scores {heads, seq_q, seq_k} (T5's relative position
+  // bias, Raffel et al. 2020, Sec. 2.1). The entry that computes it from the bucket table
+  // (`table_rows` > 0 buckets) holds the table and its gradient scatter.
+  void attention_score_bias(std::int64_t heads, std::int64_t seq_q, std::int64_t seq_k,
+                            std::int64_t table_rows);
+  // Transformer-XL's relative position terms (Dai et al. 2019, Sec. 3.3, terms (b) and (d)): the
+  // queries shifted by the global biases u and v, (q + v) r_k^T over heads, the relative shift and
+  // the sum with the content scores. `q` is {seq, d}, `r_k` {klen, d}; the content scores
+  // (q + u) k^T are the attention primitive's. `owns_biases` puts u and v in this entry.
+  void relative_position_scores(const Tensor& q, const Tensor& r_k, std::int64_t heads,
+                                bool owns_biases);
+  // Additive attention (Bahdanau et al. 2015): scores = w . tanh(query_i + key_j [+ extra_ij]),
+  // softmax over keys, context = probabilities x values. `query` is {seq_q, a}, `keys` {seq_k, a}
+  // (already projected), `values` {seq_k, dv}; `extra` (seq_q * seq_k * a elements) is a further
+  // term such as Tacotron 2's location features. `score_params` are the score vector's parameters
+  // (w, plus GNMT's normalisation scalar and bias). Returns the context {seq_q, dv}.
+  Tensor additive_attention(const Tensor& query, const Tensor& keys, const Tensor& values,
+                            const Tensor* extra, std::int64_t score_params);
+  // Records the tensor-parallel structure of the open entry (transformer entries only).
+  void describe_transformer(const TransformerEntryInfo& info);
+  // ---- end of additions for zoo coverage ----
 };
 
 // An entry holding the primitives `f` applies to `in`; returns its output.

@@ -1,5 +1,6 @@
 // Transformer language and translation models: the encoder-decoder of Vaswani et al. (2017),
-// BERT (Devlin et al. 2019) and GPT-2 (Radford et al. 2019). Two entries per layer (attention,
+// BERT (Devlin et al. 2019), GPT-2 (Radford et al. 2019), GPT-3 (Brown et al. 2020), T5 (Raffel
+// et al. 2020) and Llama 2 / 3 (Touvron et al. 2023; Meta 2024). Two entries per layer (attention,
 // MLP) plus embedding and head entries; see transformer_blocks.hpp.
 #include <cmath>
 #include <string>
@@ -11,11 +12,14 @@ namespace trainsim::models {
 
 namespace {
 
-TransformerDims dims_of(const Hyperparameters& hp, std::int64_t ff_multiple) {
+// `head_dim_key` names the hyper-parameter giving the width of a head, where the model has one.
+TransformerDims dims_of(const Hyperparameters& hp, std::int64_t ff_multiple,
+                        const char* head_dim_key = nullptr) {
   TransformerDims dims;
   dims.d_model = hp.get("d_model");
   dims.d_ff = ff_multiple > 0 ? ff_multiple * dims.d_model : hp.get("d_ff");
   dims.heads = hp.get("heads");
+  if (head_dim_key != nullptr) dims.head_dim = hp.get(head_dim_key);
   check_transformer_dims(dims);
   return dims;
 }
@@ -37,8 +41,22 @@ Tensor embed_entry(NetBuilder& nb, const std::string& name, const Tensor& ids, s
     x = nb.layer_norm(nb.add(x, nb.embedding(nb.input({ids.shape.at(0)}), 2, d)));
   }
   x = nb.dropout(x);
+  mark_vocab_entry(nb, TransformerPart::embedding, d, ids.shape.at(0), vocab);
   nb.end(x);
   return x;
+}
+
+// The last entry of a language model: the final norm (pre-norm models), the projection to the
+// vocabulary (its own weights or the token embedding's) and the loss.
+Tensor lm_head_entry(NetBuilder& nb, const std::string& name, const Tensor& x,
+                     const TransformerDims& dims, bool final_norm, std::int64_t vocab, bool tied) {
+  nb.begin(name, OpClass::matmul, x.elements());
+  Tensor y = final_norm ? transformer_norm(nb, x, dims) : x;
+  y = nb.linear(y, vocab, false, tied);
+  nb.loss(y);
+  mark_vocab_entry(nb, TransformerPart::head, dims.d_model, x.shape.at(0), vocab);
+  nb.end(y);
+  return y;
 }
 
 }  // namespace
@@ -72,6 +90,7 @@ ZooModel make_transformer(const Hyperparameters& hp) {
   nb.begin("decoder.embed", OpClass::embedding, tgt.elements() + carried);
   Tensor y = nb.dropout(
       nb.add(nb.embedding(tgt, vocab, dims.d_model, true), nb.input({seq, dims.d_model})));
+  mark_vocab_entry(nb, TransformerPart::embedding, dims.d_model, seq, vocab);
   nb.end(y, carried);
   for (std::int64_t i = 0; i < decoder_layers; ++i) {
     const std::string p = "decoder." + std::to_string(i) + ".";
@@ -79,10 +98,7 @@ ZooModel make_transformer(const Hyperparameters& hp) {
     y = attention_entry(nb, p + "cross_attn", y, dims, NormPlacement::post, &memory, carried);
     y = mlp_entry(nb, p + "mlp", y, dims, NormPlacement::post, Activation::relu, carried);
   }
-  nb.begin("generator", OpClass::matmul, y.elements());
-  y = nb.linear(y, vocab, false, true);
-  nb.loss(y);
-  nb.end(y);
+  lm_head_entry(nb, "generator", y, dims, false, vocab, true);
   m.layers = nb.take_layers();
   return m;
 }
@@ -115,8 +131,12 @@ ZooModel make_bert(const Hyperparameters& hp) {
   return m;
 }
 
-ZooModel make_gpt2(const Hyperparameters& hp) {
-  const TransformerDims dims = dims_of(hp, 4);
+namespace {
+
+// GPT-2 and GPT-3: learned positions in a table of `n_positions` rows (longer contexts need a
+// longer table), pre-LN blocks with GELU, and a language-model head tied to the token embedding.
+ZooModel gpt_decoder(const Hyperparameters& hp, const TransformerDims& dims,
+                     std::int64_t n_positions) {
   const std::int64_t seq = hp.get("seq_len");
   const std::int64_t vocab = hp.get("vocab");
   ZooModel m;
@@ -124,18 +144,124 @@ ZooModel make_gpt2(const Hyperparameters& hp) {
   m.input_dtype = "int32";
   NetBuilder nb;
   const Tensor ids = nb.input({seq});
-  // GPT-2's position table has 1024 rows (n_positions); longer contexts need a longer table.
-  Tensor x = embed_entry(nb, "embed", ids, vocab, dims.d_model, std::max<std::int64_t>(1024, seq),
-                         false, false);
+  Tensor x = embed_entry(nb, "embed", ids, vocab, dims.d_model,
+                         std::max<std::int64_t>(n_positions, seq), false, false);
   for (std::int64_t i = 0; i < hp.get("n_layer"); ++i) {
     const std::string p = "h." + std::to_string(i) + ".";
     x = attention_entry(nb, p + "attn", x, dims, NormPlacement::pre, nullptr, 0);
     x = mlp_entry(nb, p + "mlp", x, dims, NormPlacement::pre, Activation::gelu, 0);
   }
-  nb.begin("lm_head", OpClass::matmul, x.elements());
-  x = nb.linear(nb.layer_norm(x), vocab, false, true);  // ln_f, then the tied token embedding
-  nb.loss(x);
+  lm_head_entry(nb, "lm_head", x, dims, true, vocab, true);  // ln_f, then the tied token embedding
+  m.layers = nb.take_layers();
+  return m;
+}
+
+}  // namespace
+
+ZooModel make_gpt2(const Hyperparameters& hp) {
+  // GPT-2's position table has 1024 rows (n_positions).
+  return gpt_decoder(hp, dims_of(hp, 4), 1024);
+}
+
+ZooModel make_gpt3(const Hyperparameters& hp) {
+  // paper: Brown et al. 2020, Sec. 2.1: "n_ctx = 2048 tokens" for every size.
+  return gpt_decoder(hp, dims_of(hp, 4, "d_head"), 2048);
+}
+
+ZooModel make_llama(const Hyperparameters& hp) {
+  // paper: Touvron et al. 2023 (Llama 2), Sec. 2.2, and Meta's llama/model.py: pre-normalisation
+  // with RMSNorm, SwiGLU feed-forward, rotary embeddings, grouped-query attention for the larger
+  // models, no biases, no dropout, an output projection of its own (not tied).
+  TransformerDims dims = dims_of(hp, 0);
+  dims.kv_heads = hp.get("kv_heads");
+  dims.norm = NormKind::rms_norm;
+  dims.attention_bias = false;
+  dims.mlp_bias = false;
+  dims.gated_mlp = true;
+  dims.rotary = true;
+  dims.dropout = false;
+  dims.attention_dropout = false;
+  check_transformer_dims(dims);
+  const std::int64_t seq = hp.get("seq_len");
+  const std::int64_t vocab = hp.get("vocab");
+  ZooModel m;
+  m.input_shape = {seq};
+  m.input_dtype = "int32";
+  NetBuilder nb;
+  const Tensor ids = nb.input({seq});
+  nb.begin("embed_tokens", OpClass::embedding, ids.elements());
+  Tensor x = nb.embedding(ids, vocab, dims.d_model);
+  mark_vocab_entry(nb, TransformerPart::embedding, dims.d_model, seq, vocab);
   nb.end(x);
+  for (std::int64_t i = 0; i < hp.get("n_layer"); ++i) {
+    const std::string p = "layers." + std::to_string(i) + ".";
+    x = attention_entry(nb, p + "self_attn", x, dims, NormPlacement::pre, nullptr, 0);
+    x = mlp_entry(nb, p + "mlp", x, dims, NormPlacement::pre, Activation::silu, 0);
+  }
+  lm_head_entry(nb, "lm_head", x, dims, true, vocab, false);  // the final norm, then the output
+  m.layers = nb.take_layers();
+  return m;
+}
+
+ZooModel make_t5(const Hyperparameters& hp) {
+  // paper: Raffel et al. 2020 (T5), Sec. 2.1, and Hugging Face's modeling_t5.py: pre-norm with a
+  // scale-only layer norm, no biases, ReLU feed-forward with dropout inside, a relative position
+  // bias on self-attention computed in the first layer of each stack from 32 buckets and shared by
+  // the others, one vocabulary table shared by both stacks and the (tied) output layer.
+  TransformerDims dims = dims_of(hp, 0, "d_kv");
+  dims.norm = NormKind::rms_norm;
+  dims.attention_bias = false;
+  dims.mlp_bias = false;
+  dims.mlp_inner_dropout = true;
+  check_transformer_dims(dims);
+  constexpr std::int64_t kBuckets = 32;  // paper: Raffel et al. 2020, Sec. 2.1: "32 embeddings"
+  TransformerDims self_dims = dims;
+  self_dims.relative_bias = true;
+  const std::int64_t layers = hp.get("layers");
+  const std::int64_t seq = hp.get("seq_len");
+  const std::int64_t tgt = hp.get("tgt_len");
+  const std::int64_t vocab = hp.get("vocab");
+  const std::int64_t d = dims.d_model;
+  ZooModel m;
+  m.input_shape = {seq + tgt};  // input and target token ids
+  m.input_dtype = "int32";
+  NetBuilder nb;
+  const Tensor src = nb.input({seq});
+  const Tensor tgt_ids = nb.input({tgt});
+  nb.begin("encoder.embed", OpClass::embedding, src.elements());
+  Tensor x = nb.dropout(nb.embedding(src, vocab, d));
+  mark_vocab_entry(nb, TransformerPart::embedding, d, seq, vocab);
+  nb.end(x);
+  for (std::int64_t i = 0; i < layers; ++i) {
+    const std::string p = "encoder." + std::to_string(i) + ".";
+    AttentionExtras extras;
+    extras.relative_bias_buckets = i == 0 ? kBuckets : 0;
+    x = attention_entry(nb, p + "self_attn", x, self_dims, NormPlacement::pre, nullptr, 0, extras);
+    x = mlp_entry(nb, p + "mlp", x, dims, NormPlacement::pre, Activation::relu, 0);
+  }
+  // The encoder's final norm and dropout open the decoder side, whose every layer reads their
+  // output, so it travels with the decoder stream.
+  nb.begin("decoder.embed", OpClass::embedding, x.elements() + tgt_ids.elements());
+  const Tensor memory = nb.dropout(transformer_norm(nb, x, dims));
+  const double carried = memory.elements();
+  Tensor y = nb.dropout(nb.embedding(tgt_ids, vocab, d, true));
+  mark_vocab_entry(nb, TransformerPart::embedding, d, tgt, vocab);
+  nb.end(y, carried);
+  for (std::int64_t i = 0; i < layers; ++i) {
+    const std::string p = "decoder." + std::to_string(i) + ".";
+    AttentionExtras extras;
+    extras.relative_bias_buckets = i == 0 ? kBuckets : 0;
+    y = attention_entry(nb, p + "self_attn", y, self_dims, NormPlacement::pre, nullptr, carried,
+                        extras);
+    y = attention_entry(nb, p + "cross_attn", y, dims, NormPlacement::pre, &memory, carried);
+    y = mlp_entry(nb, p + "mlp", y, dims, NormPlacement::pre, Activation::relu, carried);
+  }
+  // The decoder's final norm and dropout, then the tied output layer (scaled by d^-1/2).
+  nb.begin("lm_head", OpClass::matmul, y.elements());
+  y = nb.linear(nb.dropout(transformer_norm(nb, y, dims)), vocab, false, true);
+  nb.loss(y);
+  mark_vocab_entry(nb, TransformerPart::head, d, tgt, vocab);
+  nb.end(y);
   m.layers = nb.take_layers();
   return m;
 }

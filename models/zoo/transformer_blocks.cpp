@@ -2,34 +2,109 @@
 
 namespace trainsim::models {
 
+namespace {
+
+std::int64_t head_dim_of(const TransformerDims& dims) {
+  return dims.head_dim > 0 ? dims.head_dim : dims.d_model / dims.heads;
+}
+
+std::int64_t kv_heads_of(const TransformerDims& dims) {
+  return dims.kv_heads > 0 ? dims.kv_heads : dims.heads;
+}
+
+}  // namespace
+
 void check_transformer_dims(const TransformerDims& dims) {
-  if (dims.d_model % dims.heads != 0) {
+  if (dims.head_dim == 0 && dims.d_model % dims.heads != 0) {
     throw ShapeError("heads=" + std::to_string(dims.heads) +
                      " does not divide d_model=" + std::to_string(dims.d_model));
   }
+  if (dims.kv_heads > 0 && dims.heads % dims.kv_heads != 0) {
+    throw ShapeError("kv_heads=" + std::to_string(dims.kv_heads) +
+                     " does not divide heads=" + std::to_string(dims.heads));
+  }
+}
+
+Tensor transformer_norm(NetBuilder& nb, const Tensor& x, const TransformerDims& dims) {
+  return dims.norm == NormKind::rms_norm ? nb.rms_norm(x) : nb.layer_norm(x);
+}
+
+void mark_vocab_entry(NetBuilder& nb, TransformerPart part, std::int64_t d_model, std::int64_t seq,
+                      std::int64_t vocab) {
+  TransformerEntryInfo info;
+  info.part = part;
+  info.d_model = d_model;
+  info.seq = seq;
+  info.vocab = vocab;
+  nb.describe_transformer(info);
 }
 
 Tensor attention_entry(NetBuilder& nb, const std::string& name, const Tensor& x,
                        const TransformerDims& dims, NormPlacement norm, const Tensor* memory,
-                       double extra_output_elements) {
+                       double extra_output_elements, const AttentionExtras& extras) {
   const std::int64_t d = dims.d_model;
+  const std::int64_t heads = dims.heads;
+  const std::int64_t head_dim = head_dim_of(dims);
+  const std::int64_t q_width = heads * head_dim;
+  const std::int64_t kv_width = kv_heads_of(dims) * head_dim;
+  const std::int64_t seq = x.shape.at(0);
   nb.begin(name, OpClass::attention, x.elements() + extra_output_elements);
-  const Tensor h = norm == NormPlacement::pre ? nb.layer_norm(x) : x;
+  const Tensor h = norm == NormPlacement::pre ? transformer_norm(nb, x, dims) : x;
   Tensor ctx;
+  std::int64_t kv_seq = 0;
   if (memory == nullptr) {
-    const Tensor qkv = nb.linear(h, 3 * d, true);
-    const std::int64_t seq = x.shape.at(0);
-    // Q, K and V are views of the one projection output, which attention keeps once.
-    const Tensor q{qkv.id, {seq, d}};
-    ctx = nb.attention(q, q, q, dims.heads, true, {qkv});
+    // Transformer-XL projects the cached states together with the segment (Dai et al. 2019,
+    // Sec. 3.2); the cache carries no gradient.
+    const Tensor src = dims.memory_len > 0 ? nb.concat({nb.input({dims.memory_len, d}), h}) : h;
+    kv_seq = src.shape.at(0);
+    Tensor q;
+    Tensor k;
+    Tensor v;
+    std::vector<Tensor> kept;
+    if (dims.rotary) {
+      // Separate projections (as Llama's q_proj, k_proj, v_proj); attention keeps the rotated
+      // queries and keys, and the values.
+      q = nb.rotary(nb.linear(h, q_width, dims.attention_bias));
+      k = nb.rotary(nb.linear(src, kv_width, dims.attention_bias));
+      v = nb.linear(src, kv_width, dims.attention_bias);
+      kept = {q, k, v};
+    } else {
+      // One fused projection; Q, K and V are views of its output, which attention keeps once.
+      const Tensor qkv = nb.linear(src, q_width + 2 * kv_width, dims.attention_bias);
+      q = Tensor{qkv.id, {seq, q_width}};
+      k = Tensor{qkv.id, {kv_seq, kv_width}};
+      v = k;
+      kept = {qkv};
+    }
+    if (extras.xl_positions != nullptr) {
+      const Tensor r_k = nb.linear(*extras.xl_positions, q_width, false);  // r_net
+      nb.relative_position_scores(q, r_k, heads, extras.xl_owns_biases);
+    }
+    if (dims.relative_bias) {
+      nb.attention_score_bias(heads, seq, kv_seq, extras.relative_bias_buckets);
+    }
+    ctx = nb.attention(q, k, v, heads, dims.attention_dropout, kept);
   } else {
-    const Tensor q = nb.linear(h, d, true);
-    const Tensor kv = nb.linear(*memory, 2 * d, true);
-    const Tensor k{kv.id, {memory->shape.at(0), d}};
-    ctx = nb.attention(q, k, k, dims.heads, true, {q, kv});
+    kv_seq = memory->shape.at(0);
+    const Tensor q = nb.linear(h, q_width, dims.attention_bias);
+    const Tensor kv = nb.linear(*memory, 2 * kv_width, dims.attention_bias);
+    const Tensor k{kv.id, {kv_seq, kv_width}};
+    ctx = nb.attention(q, k, k, heads, dims.attention_dropout, {q, kv});
   }
-  Tensor out = nb.add(nb.dropout(nb.linear(ctx, d, true)), x);
-  if (norm == NormPlacement::post) out = nb.layer_norm(out);
+  Tensor out = nb.linear(ctx, d, dims.attention_bias);
+  if (dims.dropout) out = nb.dropout(out);
+  out = nb.add(out, x);
+  if (norm == NormPlacement::post) out = transformer_norm(nb, out, dims);
+  TransformerEntryInfo info;
+  info.part = TransformerPart::attention;
+  info.d_model = d;
+  info.heads = heads;
+  info.kv_heads = kv_heads_of(dims);
+  info.head_dim = head_dim;
+  info.cross = memory != nullptr;
+  info.seq = seq;
+  info.kv_seq = kv_seq;
+  nb.describe_transformer(info);
   nb.end(out, extra_output_elements);
   return out;
 }
@@ -38,10 +113,21 @@ Tensor mlp_entry(NetBuilder& nb, const std::string& name, const Tensor& x,
                  const TransformerDims& dims, NormPlacement norm, Activation act,
                  double extra_output_elements) {
   nb.begin(name, OpClass::matmul, x.elements() + extra_output_elements);
-  const Tensor h = norm == NormPlacement::pre ? nb.layer_norm(x) : x;
-  const Tensor up = nb.activation(nb.linear(h, dims.d_ff, true), act);
-  Tensor out = nb.add(nb.dropout(nb.linear(up, dims.d_model, true)), x);
-  if (norm == NormPlacement::post) out = nb.layer_norm(out);
+  const Tensor h = norm == NormPlacement::pre ? transformer_norm(nb, x, dims) : x;
+  Tensor inner = nb.activation(nb.linear(h, dims.d_ff, dims.mlp_bias), act);
+  if (dims.gated_mlp) inner = nb.mul(inner, nb.linear(h, dims.d_ff, dims.mlp_bias));
+  if (dims.mlp_inner_dropout) inner = nb.dropout(inner);
+  Tensor out = nb.linear(inner, dims.d_model, dims.mlp_bias);
+  if (dims.dropout) out = nb.dropout(out);
+  out = nb.add(out, x);
+  if (norm == NormPlacement::post) out = transformer_norm(nb, out, dims);
+  TransformerEntryInfo info;
+  info.part = TransformerPart::mlp;
+  info.d_model = dims.d_model;
+  info.d_ff = dims.d_ff;
+  info.gated = dims.gated_mlp;
+  info.seq = x.shape.at(0);
+  nb.describe_transformer(info);
   nb.end(out, extra_output_elements);
   return out;
 }

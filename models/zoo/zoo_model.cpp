@@ -41,6 +41,30 @@ double dtype_bytes(const std::string& dtype) {
   throw std::invalid_argument("unknown dtype '" + dtype + "'");
 }
 
+sim::Kernel instantiate(const KernelSpec& k, double batch, sim::Dtype dtype) {
+  sim::Kernel out;
+  out.cls = k.cls;
+  out.dtype = dtype;
+  out.flops = k.flops * batch;
+  const double width = sim::dtype_bytes(dtype);
+  out.bytes = (k.act_elements * batch + k.param_elements) * width + k.raw_bytes * batch;
+  out.gemm = k.gemm;
+  switch (k.batch_dim) {
+    case BatchDim::none:
+      break;
+    case BatchDim::m:
+      out.gemm.m *= batch;
+      break;
+    case BatchDim::k:
+      out.gemm.k *= batch;
+      break;
+    case BatchDim::batch:
+      out.gemm.batch *= batch;
+      break;
+  }
+  return out;
+}
+
 double ZooModel::input_bytes_per_sample() const {
   double elements = 1;
   for (const auto d : input_shape)
@@ -72,6 +96,9 @@ double ZooModel::bwd_flops() const {
 }
 double ZooModel::saved_elements() const {
   return sum_layers<double>(layers, [](const Layer& l) { return l.saved_elements; });
+}
+int ZooModel::param_tensors() const {
+  return sum_layers<int>(layers, [](const Layer& l) { return l.param_tensors; });
 }
 double ZooModel::saved_bytes(double bytes_per_element) const {
   return sum_layers<double>(layers,

@@ -16,8 +16,11 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "sim/hw/kernel.hpp"
 
 namespace trainsim::models {
 
@@ -37,6 +40,60 @@ enum class OpClass {
 
 const char* op_class_name(OpClass op);
 
+// Which dimension of a kernel's GEMM view grows with the number of samples it processes.
+enum class BatchDim {
+  none,   // fixed size (memory kernels have no GEMM view)
+  m,      // output rows: forward and data-gradient GEMMs (rows = samples x positions)
+  k,      // the reduction: weight-gradient GEMMs
+  batch,  // independent GEMMs: per-sample batched GEMMs (attention heads x samples)
+};
+
+// Attention kernels exist in two forms: unfused (score matrix materialised, several kernels) and
+// fused (FlashAttention-style, one kernel each way). The scenario's `fused_attention` picks one.
+enum class AttentionForm { any, unfused_only, fused_only };
+
+// One kernel a framework launches for a layer, per sample: instantiated for a batch and a dtype
+// by instantiate() below. Activation elements are priced at the activation width, parameter
+// elements at the compute width, raw bytes as they are (dropout masks, int64 indices).
+struct KernelSpec {
+  const char* what = "";  // static label, e.g. "conv fwd", "conv dgrad", "bn bwd"
+  sim::KernelClass cls = sim::KernelClass::elementwise;
+  double flops = 0;           // per sample
+  double act_elements = 0;    // activation elements read + written, per sample
+  double param_elements = 0;  // parameter elements read + written (independent of the batch)
+  double raw_bytes = 0;       // per sample, independent of the dtype
+  sim::GemmShape gemm;        // compute classes: the GEMM view, per sample along batch_dim
+  BatchDim batch_dim = BatchDim::none;
+  int repeat = 1;  // launched this many times in a row (e.g. one recurrent cell per time step);
+                   // flops and bytes above are for one launch
+  AttentionForm form = AttentionForm::any;
+};
+
+// The kernel `k` for `batch` samples in `dtype` (activations and parameters `dtype` wide;
+// tf32 stores fp32).
+sim::Kernel instantiate(const KernelSpec& k, double batch, sim::Dtype dtype);
+
+// The structure tensor parallelism needs to split a transformer entry as Megatron-LM does
+// (Shoeybi et al. 2019, "Megatron-LM", Sec. 3): attention by heads (key/value heads under
+// grouped-query attention), the MLP by its inner width, the embedding and the language-model head
+// by vocabulary rows. Per sample, like the rest of the Layer.
+enum class TransformerPart { embedding, attention, mlp, head };
+
+struct TransformerEntryInfo {
+  TransformerPart part = TransformerPart::attention;
+  std::int64_t d_model = 0;
+  std::int64_t heads = 0;     // attention: query heads
+  std::int64_t kv_heads = 0;  // attention: key/value heads (== heads without grouped queries)
+  std::int64_t head_dim = 0;  // attention: width of one head (heads * head_dim may differ from
+                              // d_model, e.g. GPT-3 13B)
+  std::int64_t d_ff = 0;      // mlp: inner width (of each branch when gated)
+  bool gated = false;         // mlp: gated (SwiGLU/GEGLU), three weight matrices instead of two
+  bool cross = false;         // attention: queries attend to another sequence (encoder output)
+  std::int64_t seq = 0;       // tokens entering the entry
+  std::int64_t kv_seq = 0;    // attention: keys per query (encoder length, or memory + segment)
+  std::int64_t vocab = 0;     // embedding / head: rows of the token table (tied or not)
+};
+
 struct Layer {
   std::string name;
   OpClass op = OpClass::elementwise;
@@ -51,11 +108,29 @@ struct Layer {
   double saved_elements = 0;    // per sample, activation elements kept for backward
   double saved_mask_bytes = 0;  // per sample, dropout masks kept for backward (1 byte per element)
   std::vector<std::int64_t> output_shape;  // per sample, e.g. {C, H, W} or {seq, hidden}
+  std::optional<TransformerEntryInfo> transformer;  // set on transformer entries only
+  int param_tensors = 0;  // parameter tensors (weights, biases, norm scales): optimizer kernels
+                          // and mixed-precision casts are launched per tensor
+  // Activation elements saved only by unfused attention (the score-sized softmax output and
+  // dropped probabilities, included in saved_elements) and the dropout-mask bytes likewise (in
+  // saved_mask_bytes); fused attention keeps per-row statistics instead (fused_saved_elements).
+  double unfused_saved_elements = 0;
+  double unfused_saved_mask_bytes = 0;
+  double fused_saved_elements = 0;
+  // The kernels of the forward and of the backward pass, in launch order.
+  std::vector<KernelSpec> fwd_kernels;
+  std::vector<KernelSpec> bwd_kernels;
 
   double bwd_flops() const { return bwd_input_flops + bwd_weight_flops; }
   // Bytes kept for backward when activations are `bytes_per_element` wide.
   double saved_bytes(double bytes_per_element) const {
     return saved_elements * bytes_per_element + saved_mask_bytes;
+  }
+  // The same with fused (FlashAttention-style) or unfused attention.
+  double saved_bytes(double bytes_per_element, bool fused_attention) const {
+    if (!fused_attention) return saved_bytes(bytes_per_element);
+    return (saved_elements - unfused_saved_elements) * bytes_per_element +
+           (saved_mask_bytes - unfused_saved_mask_bytes) + fused_saved_elements * 4;
   }
 };
 
@@ -75,6 +150,7 @@ struct ZooModel {
   double train_flops() const { return fwd_flops() + bwd_flops(); }
   double saved_elements() const;
   double saved_bytes(double bytes_per_element) const;
+  int param_tensors() const;
 };
 
 // Bytes per element of an input dtype name ("uint8", "int32", "fp32", ...); throws

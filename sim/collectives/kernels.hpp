@@ -1,11 +1,11 @@
 #pragma once
-// The accelerator (and host) kernels a collective runs, as sim::Kernel descriptors (see
-// sim/hw/kernel.hpp) priced by one function. NCCL and RCCL run a collective as one kernel: its
+// The accelerator (and host) kernels a collective runs, as sim::Kernel descriptors priced by the
+// kernel-time model (sim/hw/kernel_model.hpp). NCCL and RCCL run a collective as one kernel: its
 // launch is paid once (launch_s), and the reductions inside it are kernel bodies without a
 // launch gap. Top-k S-SGD's selection, merges and scatter-adds are separate kernels.
 //
 // This is the one model of Top-k / gTop-k costs: the training step's sparse exchange prices its
-// selection here too (models/collective_cost.hpp).
+// selection here too (models/training_step.cpp).
 
 #include <cstdint>
 
@@ -31,8 +31,9 @@ struct KernelCosts {
   double host_reduce_s(double bytes) const;
   // Error feedback: residual += gradient before selection, read 2 write 1 per element.
   double residual_s(double elements) const;
-  // Top-k selection over `elements` values (radix select over the key's bytes, plus writing k
-  // values and k indices), at the measured top-k throughput (kernels.cpp).
+  // Top-k selection over `elements` values: radix select with 8-bit digits, one pass over the
+  // values per byte of the key (4 for fp32), plus writing k values and k indices; the `topk`
+  // class's achieved memory efficiency (hw_profiles/kernels) carries the measured throughput.
   double topk_select_s(double elements, double k) const;
   // What Top-k S-SGD runs before exchanging: residual accumulation, then selection (two kernels,
   // each with its launch).
@@ -40,7 +41,7 @@ struct KernelCosts {
   // Scatter-add of `count` sparse (value, index) pairs into a dense buffer.
   double scatter_add_s(double count) const;
 
-  // The kernel descriptors (for reports and the kernel model).
+  // The kernel descriptors.
   Kernel reduction(double bytes) const;
   Kernel topk(double elements, double k) const;
 

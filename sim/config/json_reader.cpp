@@ -24,6 +24,10 @@ std::string JsonReader::path_of(const std::string& key) const {
   return path_.empty() ? key : path_ + "." + key;
 }
 
+std::string JsonReader::where(const std::string& key) const {
+  return source_->describe(path_of(key));
+}
+
 void JsonReader::fail(const std::string& key, const std::string& message) const {
   throw InputError(source_->describe(path_of(key)), message);
 }

@@ -11,7 +11,7 @@ namespace trainsim::sim {
 
 namespace {
 
-const char* const kKinds[] = {"accelerator", "host", "link", "cluster"};
+const char* const kKinds[] = {"accelerator", "kernels", "framework", "host", "link", "cluster"};
 
 std::shared_ptr<JsonSource> source_for(const std::string& file) {
   auto s = std::make_shared<JsonSource>();
@@ -41,6 +41,7 @@ struct ProfileReference {
 };
 constexpr ProfileReference kClusterReferences[] = {{"node.host", "host"},
                                                    {"node.accelerator", "accelerator"},
+                                                   {"node.accelerator.kernels", "kernels"},
                                                    {"node.intra.link", "link"},
                                                    {"node.host_link", "link"},
                                                    {"inter.link", "link"}};
@@ -53,7 +54,7 @@ Spec named_or_inline(JsonReader& parent, const std::string& key, ByName by_name,
     JsonReader inline_profile = parent.object(key);
     return read_inline(inline_profile);
   }
-  return by_name(parent.string(key), parent.path_of(key));
+  return by_name(parent.string(key), parent.where(key));
 }
 
 // Issue 14: the cluster's "collectives" block (how its collective library runs).
@@ -111,7 +112,42 @@ CollectiveFabricSpec read_collectives(JsonReader& r) {
 
 }  // namespace
 
-AcceleratorSpec read_accelerator(JsonReader& r) {
+KernelEfficiency read_kernels(JsonReader& r) {
+  KernelEfficiency k;
+  r.ignore({"kind"});
+  k.name = r.string("name");
+  k.description = r.string_or("description", "");
+  JsonReader tile = r.object("gemm_tile");
+  k.tile_m = static_cast<double>(tile.integer("m", 1));
+  k.tile_n = static_cast<double>(tile.integer("n", 1));
+  k.half_tile_throughput = tile.number("half_tile_throughput", Bound::unit_interval);
+  tile.done();
+  k.k_half = r.number("k_half", Bound::non_negative);
+  JsonReader compute = r.object("compute");
+  for (int c = 0; c < kKernelClassCount; ++c) {
+    const auto cls = static_cast<KernelClass>(c);
+    if (!is_compute_class(cls) || !compute.has(kernel_class_name(cls))) continue;
+    JsonReader per_dtype = compute.object(kernel_class_name(cls));
+    for (Dtype d : kAllDtypes) {
+      k.compute[static_cast<std::size_t>(c)][static_cast<std::size_t>(d)] =
+          per_dtype.number_or(dtype_name(d), Bound::unit_interval, 0.0);
+    }
+    per_dtype.done();
+  }
+  compute.done();
+  JsonReader memory = r.object("memory");
+  for (int c = 0; c < kKernelClassCount; ++c) {
+    const auto cls = static_cast<KernelClass>(c);
+    if (is_compute_class(cls)) continue;
+    k.memory[static_cast<std::size_t>(c)] =
+        memory.number(kernel_class_name(cls), Bound::unit_interval);
+  }
+  memory.done();
+  r.done();
+  return k;
+}
+
+AcceleratorSpec read_accelerator(JsonReader& r, const ProfileLibrary& library) {
   AcceleratorSpec a;
   r.ignore({"kind"});
   a.name = r.string("name");
@@ -124,17 +160,65 @@ AcceleratorSpec read_accelerator(JsonReader& r) {
     any = any || v.has_value();
   }
   peak.done();
-  if (!any) r.fail("peak_flops", "needs at least one of fp32, tf32, fp16, bf16, int8");
+  if (!any) r.fail("peak_flops", "needs at least one of fp32, tf32, fp16, bf16, int8, fp8");
   a.memory_bw_bytes_per_s = r.quantity("memory_bandwidth", Dimension::bytes_per_s);
   a.memory_capacity_bytes = r.quantity("memory_capacity", Dimension::bytes);
   a.kernel_launch_overhead_s =
       r.quantity("kernel_launch_overhead", Dimension::seconds, Bound::non_negative);
-  JsonReader eff = r.object("efficiency");
-  a.compute_efficiency = eff.number("compute", Bound::unit_interval);
-  a.memory_efficiency = eff.number("memory", Bound::unit_interval);
-  eff.done();
+  a.compute_units = static_cast<int>(r.integer("compute_units", 1));
+  if (r.has("kernels") && r.raw()["kernels"].is_object()) {
+    JsonReader inline_kernels = r.object("kernels");
+    a.kernels = read_kernels(inline_kernels);
+  } else {
+    a.kernels = library.kernels(r.string("kernels"), r.where("kernels"));
+  }
+  // Every compute class needs an efficiency for every dtype the device has a peak for.
+  for (int c = 0; c < kKernelClassCount; ++c) {
+    const auto cls = static_cast<KernelClass>(c);
+    if (!is_compute_class(cls)) continue;
+    for (Dtype d : kAllDtypes) {
+      if (d == Dtype::int8 || !a.peak(d)) continue;  // int8 is never a training precision
+      if (a.kernels.effective_compute(cls, d) <= 0) {
+        r.fail("kernels", "kernels profile \"" + a.kernels.name + "\" gives no compute." +
+                              kernel_class_name(cls) + "." + dtype_name(d) + " efficiency, but " +
+                              a.name + " has a " + dtype_name(d) + " peak");
+      }
+    }
+  }
   r.done();
   return a;
+}
+
+FrameworkSpec read_framework(JsonReader& r) {
+  FrameworkSpec f;
+  r.ignore({"kind"});
+  f.name = r.string("name");
+  f.description = r.string_or("description", "");
+  JsonReader host = r.object("host");
+  f.host_forward_per_kernel_s =
+      host.quantity("forward_per_kernel", Dimension::seconds, Bound::non_negative);
+  f.host_backward_per_kernel_s =
+      host.quantity("backward_per_kernel", Dimension::seconds, Bound::non_negative);
+  f.host_optimizer_per_kernel_s =
+      host.quantity("optimizer_per_kernel", Dimension::seconds, Bound::non_negative);
+  f.host_per_step_s = host.quantity("per_step", Dimension::seconds, Bound::non_negative);
+  f.host_syncs_per_step = static_cast<int>(host.integer("syncs_per_step", 0));
+  if (f.host_syncs_per_step > 2) host.fail("syncs_per_step", "must be 0, 1 or 2");
+  host.done();
+  f.graph_launch = r.boolean("graph_launch");
+  f.fusion = r.choice("fusion", {"none", "pointwise"}) == "none" ? Fusion::none : Fusion::pointwise;
+  f.mixed_precision = r.choice("mixed_precision", {"autocast", "master_weights"}) == "autocast"
+                          ? MixedPrecision::autocast
+                          : MixedPrecision::master_weights;
+  JsonReader opt = r.object("optimizer");
+  const std::string kernels = opt.choice("kernels", {"per_tensor", "multi_tensor", "fused"});
+  f.optimizer_kernels = kernels == "per_tensor"     ? OptimizerKernels::per_tensor
+                        : kernels == "multi_tensor" ? OptimizerKernels::multi_tensor
+                                                    : OptimizerKernels::fused;
+  f.tensors_per_optimizer_kernel = static_cast<int>(opt.integer_or("tensors_per_kernel", 1, 1));
+  opt.done();
+  r.done();
+  return f;
 }
 
 HostSpec read_host(JsonReader& r) {
@@ -201,6 +285,8 @@ ProfileLibrary::ProfileLibrary(std::span<const EmbeddedFile> embedded,
   // Validate everything up front: a broken profile is reported whatever command runs.
   for (const auto& [key, e] : entries_) {
     if (key.first == "accelerator") accelerator(e.name, e.origin);
+    if (key.first == "kernels") kernels(e.name, e.origin);
+    if (key.first == "framework") framework(e.name, e.origin);
     if (key.first == "host") host(e.name, e.origin);
     if (key.first == "link") link(e.name, e.origin);
     if (key.first == "cluster") cluster(e.name, e.origin);
@@ -210,7 +296,8 @@ ProfileLibrary::ProfileLibrary(std::span<const EmbeddedFile> embedded,
 void ProfileLibrary::add(const std::string& origin, const std::string& text) {
   nlohmann::json j = parse_json_text(text, origin);
   JsonReader r(j, source_for(origin));
-  const std::string kind = r.choice("kind", {"accelerator", "host", "link", "cluster"});
+  const std::string kind =
+      r.choice("kind", {"accelerator", "kernels", "framework", "host", "link", "cluster"});
   const std::string name = r.string("name");
   const std::string stem = std::filesystem::path(origin).stem().string();
   if (name != stem)
@@ -255,7 +342,19 @@ AcceleratorSpec ProfileLibrary::accelerator(const std::string& name,
                                             const std::string& where) const {
   const ProfileEntry& e = find(name, "accelerator", where);
   JsonReader r(e.json, source_for(e.origin));
-  return read_accelerator(r);
+  return read_accelerator(r, *this);
+}
+
+FrameworkSpec ProfileLibrary::framework(const std::string& name, const std::string& where) const {
+  const ProfileEntry& e = find(name, "framework", where);
+  JsonReader r(e.json, source_for(e.origin));
+  return read_framework(r);
+}
+
+KernelEfficiency ProfileLibrary::kernels(const std::string& name, const std::string& where) const {
+  const ProfileEntry& e = find(name, "kernels", where);
+  JsonReader r(e.json, source_for(e.origin));
+  return read_kernels(r);
 }
 
 HostSpec ProfileLibrary::host(const std::string& name, const std::string& where) const {
@@ -289,9 +388,10 @@ ClusterSpec ProfileLibrary::cluster_from(JsonReader& r) const {
   const auto accelerator_by_name = [this](const std::string& n, const std::string& w) {
     return accelerator(n, w);
   };
+  const auto accelerator_inline = [this](JsonReader& j) { return read_accelerator(j, *this); };
   c.host = named_or_inline<HostSpec>(node, "host", host_by_name, read_host);
-  c.accelerator =
-      named_or_inline<AcceleratorSpec>(node, "accelerator", accelerator_by_name, read_accelerator);
+  c.accelerator = named_or_inline<AcceleratorSpec>(node, "accelerator", accelerator_by_name,
+                                                   accelerator_inline);
   c.accelerators_per_node = static_cast<int>(node.integer("accelerators_per_node", 1));
   JsonReader intra = node.object("intra");
   c.intra_topology =
@@ -355,6 +455,33 @@ ClusterSpec ProfileLibrary::cluster_from(JsonReader& r) const {
   c.collectives.inter_link = inter_traits;
   r.done();
   return c;
+}
+
+void ProfileLibrary::set_value(const std::string& kind, const std::string& name,
+                               const std::string& path, const nlohmann::json& value) {
+  const auto it = entries_.find({kind, name});
+  if (it == entries_.end()) find(name, kind, kind + " " + name);  // throws with a suggestion
+  ProfileEntry& e = entries_.at({kind, name});
+  nlohmann::json* node = &e.json;
+  std::size_t start = 0;
+  while (true) {
+    const auto dot = path.find('.', start);
+    const std::string key =
+        path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    if (!node->is_object() || !node->contains(key)) {
+      throw InputError(e.origin, "has no value at '" + path + "'");
+    }
+    node = &(*node)[key];
+    if (dot == std::string::npos) break;
+    start = dot + 1;
+  }
+  *node = value;
+  if (kind == "accelerator") accelerator(name, e.origin);
+  if (kind == "kernels") kernels(name, e.origin);
+  if (kind == "framework") framework(name, e.origin);
+  if (kind == "host") host(name, e.origin);
+  if (kind == "link") link(name, e.origin);
+  if (kind == "cluster") cluster(name, e.origin);
 }
 
 bool ProfileLibrary::expand_cluster(const std::string& path, nlohmann::json& node,

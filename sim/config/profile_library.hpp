@@ -20,7 +20,7 @@
 namespace trainsim::sim {
 
 struct ProfileEntry {
-  std::string kind;  // accelerator | host | link | cluster
+  std::string kind;  // accelerator | kernels | framework | host | link | cluster
   std::string name;
   std::string description;
   std::string origin;  // file path, or hw_profiles/<path> for embedded ones
@@ -39,6 +39,8 @@ class ProfileLibrary {
                            const std::string& where) const;
 
   AcceleratorSpec accelerator(const std::string& name, const std::string& where) const;
+  KernelEfficiency kernels(const std::string& name, const std::string& where) const;
+  FrameworkSpec framework(const std::string& name, const std::string& where) const;
   HostSpec host(const std::string& name, const std::string& where) const;
   LinkSpec link(const std::string& name, const std::string& where) const;
   ClusterSpec cluster(const std::string& name, const std::string& where) const;
@@ -47,9 +49,16 @@ class ProfileLibrary {
 
   // For overrides: turns a profile name into the profile's object so a --set can reach inside it:
   // the cluster at JSON path "cluster", and the profiles it names at "cluster.node.host",
-  // "cluster.node.accelerator", "cluster.node.intra.link", "cluster.node.host_link" and
-  // "cluster.inter.link". The origin is recorded in `source`; cluster_from reads either form.
+  // "cluster.node.accelerator", "cluster.node.accelerator.kernels", "cluster.node.intra.link",
+  // "cluster.node.host_link" and "cluster.inter.link". The origin is recorded in `source`;
+  // cluster_from reads either form.
   bool expand_cluster(const std::string& path, nlohmann::json& node, JsonSource& source) const;
+
+  // Sets the value at `path` ("a.b.c") inside profile (kind, name) and re-validates the profile
+  // (calibration against reference tables varies profile values this way). InputError naming the
+  // profile and path when it has no such value or the new one is rejected.
+  void set_value(const std::string& kind, const std::string& name, const std::string& path,
+                 const nlohmann::json& value);
 
  private:
   void add(const std::string& origin, const std::string& text);
@@ -57,7 +66,11 @@ class ProfileLibrary {
   std::map<std::pair<std::string, std::string>, ProfileEntry> entries_;  // (kind, name)
 };
 
-AcceleratorSpec read_accelerator(JsonReader& r);
+// An accelerator profile; its "kernels" (a kernels profile name, or an inline object) is looked up
+// in `library`.
+AcceleratorSpec read_accelerator(JsonReader& r, const ProfileLibrary& library);
+KernelEfficiency read_kernels(JsonReader& r);
+FrameworkSpec read_framework(JsonReader& r);
 HostSpec read_host(JsonReader& r);
 LinkSpec read_link(JsonReader& r);
 

@@ -3,9 +3,7 @@
 // dtype, its arithmetic and its DRAM traffic, plus the GEMM view that wave quantisation needs.
 // Device-independent: sim/hw/kernel_model.hpp turns it into time on an accelerator.
 
-#include <cstdint>
-
-#include "sim/hw/specs.hpp"
+#include "sim/hw/dtype.hpp"
 
 namespace trainsim::sim {
 

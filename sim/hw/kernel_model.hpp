@@ -2,8 +2,8 @@
 // The one kernel-time model: what a kernel (sim/hw/kernel.hpp) costs on an accelerator.
 //
 //   time = device gap + max(compute time, memory time)
-//   compute time = flops / (peak[dtype] x eff[class][dtype] x quantisation(m, n, batch) x k/(k + k_half))
-//   memory time  = bytes / (DRAM bandwidth x eff_mem[class])
+//   compute time = flops / (peak[dtype] x eff[class][dtype] x quantisation(m, n, batch) x k/(k +
+//   k_half)) memory time  = bytes / (DRAM bandwidth x eff_mem[class])
 //
 // - eff[class][dtype] is the achieved fraction of the dtype's peak on large, wave-aligned
 //   problems, per library path (cuBLAS GEMM, cuDNN conv, depthwise, fused attention, RNN cells).

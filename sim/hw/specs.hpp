@@ -1,6 +1,6 @@
 #pragma once
 // Plain, validated descriptions of hardware, as loaded from hw_profiles/ (see
-// sim/config/profile_loader.hpp). Simulated components take these structs; they never read
+// sim/config/profile_library.hpp). Simulated components take these structs; they never read
 // files. All quantities are SI base units carried in the member's name.
 
 #include <array>
@@ -9,26 +9,79 @@
 #include <string>
 #include <vector>
 
+#include "sim/hw/dtype.hpp"
+#include "sim/hw/kernel.hpp"
+
 namespace trainsim::sim {
 
-enum class Dtype { fp32, tf32, fp16, bf16, int8 };
-inline constexpr std::array<Dtype, 5> kAllDtypes{Dtype::fp32, Dtype::tf32, Dtype::fp16, Dtype::bf16,
-                                                 Dtype::int8};
-const char* dtype_name(Dtype d);
-// Bytes one element of this dtype occupies in memory (tf32 is stored as fp32).
-int dtype_bytes(Dtype d);
+// Achieved efficiencies of one GPU architecture's kernel libraries (a hw_profiles/kernels/
+// profile), used by the kernel-time model (sim/hw/kernel_model.hpp).
+struct KernelEfficiency {
+  std::string name;
+  std::string description;
+  // Achieved fraction of the dtype's peak FLOP/s on large, wave-aligned problems, per compute
+  // class and dtype; 0 where the profile gives none (see effective_compute()).
+  std::array<std::array<double, kDtypeCount>, kKernelClassCount> compute{};
+  // Achieved fraction of DRAM bandwidth per memory-bound class (compute classes use copy's).
+  std::array<double, kKernelClassCount> memory{};
+  double tile_m = 128;  // output tile of the architecture's main GEMM kernels
+  double tile_n = 128;
+  double half_tile_throughput = 1;  // a tile of half the area runs at this fraction of the rate
+  double k_half = 0;                // K at which a GEMM's main loop reaches half its efficiency
+
+  // The efficiency for (class, dtype): the given value, else bf16 <-> fp16 share one (same tensor
+  // cores, same libraries), else 0 (no path).
+  double effective_compute(KernelClass c, Dtype d) const;
+};
 
 struct AcceleratorSpec {
   std::string name;
   std::string description;
   // Peak dense FLOP/s per dtype; nullopt where the device has no such path.
-  std::array<std::optional<double>, 5> peak_flops_per_s{};
+  std::array<std::optional<double>, kDtypeCount> peak_flops_per_s{};
   double memory_bw_bytes_per_s = 0;
   double memory_capacity_bytes = 0;
+  // Device-side time between two back-to-back kernels on one stream (launch latency, ramp-up,
+  // tail): paid once per kernel even when the host keeps the queue full.
   double kernel_launch_overhead_s = 0;
-  double compute_efficiency = 1.0;  // achieved fraction of peak FLOP/s on large kernels
-  double memory_efficiency = 1.0;   // achieved fraction of peak memory bandwidth
+  int compute_units = 1;  // SMs (NVIDIA), CUs (AMD), cores (TPU/IPU): GEMM tiles run in waves
+  KernelEfficiency kernels;
   std::optional<double> peak(Dtype d) const { return peak_flops_per_s[static_cast<int>(d)]; }
+};
+
+// How a training framework drives the device (a hw_profiles/frameworks/ profile): what the host
+// thread spends per kernel it launches and per step, where it waits for the device, which kernels
+// it fuses, and how it keeps weights and runs the optimizer. The dispatching host thread runs
+// ahead of the device stream, so small models and small batches come out host-bound.
+enum class Fusion {
+  none,       // every kernel launched as written (eager)
+  pointwise,  // pointwise kernels fused into their producer (XLA, torch.compile/Inductor)
+};
+enum class MixedPrecision {
+  autocast,        // fp32 weights and gradients, 16-bit copies cast per step (torch.amp, TF/Keras)
+  master_weights,  // 16-bit weights and gradients plus an fp32 master copy (apex O2, MXNet)
+};
+enum class OptimizerKernels {
+  per_tensor,    // a few kernels per parameter tensor (PyTorch for-loop optimizers, MXNet)
+  multi_tensor,  // foreach / multi-tensor apply: kernels over groups of tensors
+  fused,         // one fused kernel per group of tensors (apex FusedAdam, torch fused=True, XLA)
+};
+
+struct FrameworkSpec {
+  std::string name;
+  std::string description;
+  double host_forward_per_kernel_s = 0;    // Python op + dispatcher + launch, forward
+  double host_backward_per_kernel_s = 0;   // autograd engine + launch, backward
+  double host_optimizer_per_kernel_s = 0;  // optimizer step, per kernel launched
+  double host_per_step_s = 0;   // data-loader hand-off, zero_grad, loop and logging per step
+  int host_syncs_per_step = 0;  // 1: the host waits for the device after backward (grad-scaler
+                                // inf check); 2: also at the step's end (loss.item())
+  bool graph_launch = false;    // the step is one captured graph (CUDA graphs): no per-kernel
+                                // host cost, host_per_step_s covers the graph launch
+  Fusion fusion = Fusion::none;
+  MixedPrecision mixed_precision = MixedPrecision::autocast;
+  OptimizerKernels optimizer_kernels = OptimizerKernels::multi_tensor;
+  int tensors_per_optimizer_kernel = 1;  // multi_tensor / fused: tensors per launch
 };
 
 struct HostSpec {

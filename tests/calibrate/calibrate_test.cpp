@@ -27,7 +27,9 @@ namespace fit = trainsim::fit;
 namespace {
 
 const std::string kScenario = std::string(TRAINSIM_SOURCE_DIR) + "/examples/resnet50_dgx_a100.json";
-const std::string kEfficiency = "cluster.node.accelerator.efficiency.compute";
+// The achieved fraction of fp16 peak of cuDNN convolutions on the A100 (the demo is fp16
+// ResNet-50).
+const std::string kEfficiency = "cluster.node.accelerator.kernels.compute.conv.fp16";
 
 bool contains(const std::string& haystack, const std::string& needle) {
   return haystack.find(needle) != std::string::npos;
@@ -149,10 +151,10 @@ TEST_CASE("a --set override reaches inside the accelerator and link profiles a c
   const double base = simulated({});
   const double slower = simulated({kEfficiency + "=0.55"});
   CHECK(slower < base);
-  const auto typo =
-      run_cli({"simulate", kScenario, "--set", "cluster.node.accelerator.efficiency.comput=0.5"});
+  const auto typo = run_cli(
+      {"simulate", kScenario, "--set", "cluster.node.accelerator.kernels.compute.conv.fp61=0.5"});
   CHECK(typo.exit_code == 2);
-  CHECK(contains(typo.err, "unknown key 'comput' (did you mean 'compute'?)"));
+  CHECK(contains(typo.err, "unknown key 'fp61' (did you mean 'fp16'?)"));
   const auto link = run_cli(
       {"simulate", kScenario, "--set", "cluster.node.intra.link.latency=50us", "--format", "json"});
   CHECK(link.exit_code == 0);
@@ -168,16 +170,16 @@ TEST_CASE("calibrate recovers a compute efficiency of 0.55 from simulated points
   const auto j = nlohmann::json::parse(r.out);
   CHECK(j["converged"] == true);
   CHECK(j["parameters"][0]["start"].get<double>() ==
-        Approx(0.859));  // the a100-sxm4-40gb profile's value
+        Approx(0.74));  // the nvidia-ampere-ga100 kernels profile's value
   CHECK(j["parameters"][0]["value"].get<double>() == Approx(0.55).epsilon(1e-6));
-  CHECK(j["parameters"][0]["owner"] == "hw_profiles/accelerators/a100-sxm4-40gb.json");
+  CHECK(j["parameters"][0]["owner"] == "hw_profiles/kernels/nvidia-ampere-ga100.json");
   CHECK(j["rms_rel_err_before"].get<double>() > 0.05);
   CHECK(j["rms_rel_err_after"].get<double>() < 1e-6);
   CHECK(j["points"].size() == 8);
   CHECK(j["points"][0]["line"] == 3);
 
   // The calibrated profile loads with --profile-dir and reproduces a measured point.
-  const std::string profile = out_dir + "/accelerators/a100-sxm4-40gb.json";
+  const std::string profile = out_dir + "/kernels/nvidia-ampere-ga100.json";
   REQUIRE(std::filesystem::exists(profile));
   CHECK(contains(trainsim::test::slurp(profile), "// Calibrated by `trainsim calibrate"));
   const auto again =
@@ -214,10 +216,12 @@ TEST_CASE(
 
 TEST_CASE("calibrate bad input exits 2 naming the path, column or line") {
   const std::string csv = "batch_per_replica,throughput\n64,2100\n128,2150\n";
-  const auto unknown = calibrate(csv, {"--free", "cluster.node.accelerator.efficiency.comput"});
+  const auto unknown =
+      calibrate(csv, {"--free", "cluster.node.accelerator.kernels.compute.conv.fp61"});
   CHECK(unknown.exit_code == 2);
-  CHECK(contains(unknown.err, "--free cluster.node.accelerator.efficiency.comput: unknown path"));
-  CHECK(contains(unknown.err, "has no key 'comput'"));
+  CHECK(contains(unknown.err,
+                 "--free cluster.node.accelerator.kernels.compute.conv.fp61: unknown path"));
+  CHECK(contains(unknown.err, "has no key 'fp61'"));
   const auto text = calibrate(csv, {"--free", "precision"});
   CHECK(text.exit_code == 2);
   CHECK(contains(text.err, "--free precision: is \"fp16\", not a number"));
@@ -250,8 +254,7 @@ TEST_CASE("calibrate bad input exits 2 naming the path, column or line") {
   const auto empty = calibrate("", {"--free", kEfficiency});
   CHECK(empty.exit_code == 2);
   CHECK(contains(empty.err, ".csv:1: empty file"));
-  const auto clash = calibrate("cluster.node.accelerator.efficiency.compute,throughput\n0.5,2100\n",
-                               {"--free", kEfficiency});
+  const auto clash = calibrate(kEfficiency + ",throughput\n0.5,2100\n", {"--free", kEfficiency});
   CHECK(clash.exit_code == 2);
   CHECK(contains(clash.err, "sets a parameter that --free calibrates"));
 }

@@ -16,7 +16,7 @@ const char* const kGoodAccelerator = R"({
   "kind": "accelerator", "name": "testgpu", // comments are allowed
   "peak_flops": {"fp32": "10 TFLOP/s", "fp16": "100 TFLOP/s"},
   "memory_bandwidth": "1 TB/s", "memory_capacity": "16 GiB",
-  "kernel_launch_overhead": "5 us", "efficiency": {"compute": 0.5, "memory": 0.8}
+  "kernel_launch_overhead": "5 us", "compute_units": 40, "kernels": "nvidia-volta"
 })";
 
 // A fresh folder holding one accelerator profile with `text` as its content.
@@ -69,8 +69,9 @@ TEST_CASE("unknown key: named, with the nearest known key suggested") {
 }
 
 TEST_CASE("wrong type") {
-  check_error(replace(kGoodAccelerator, "\"compute\": 0.5", "\"compute\": \"half\""),
-              {"efficiency.compute", "expected a number", "\"half\""});
+  check_error(replace(kGoodAccelerator, "\"compute_units\": 40", "\"compute_units\": \"forty\""),
+              {"compute_units", "\"forty\""});
+  check_error(replace(kGoodAccelerator, "\"nvidia-volta\"", "[1]"), {"kernels"});
 }
 
 TEST_CASE("missing required key") {
@@ -87,8 +88,17 @@ TEST_CASE("zero, negative, NaN and infinite values where a positive one is neede
               {"memory_bandwidth", "nan TB/s"});
   check_error(replace(kGoodAccelerator, "\"1 TB/s\"", "\"inf TB/s\""),
               {"memory_bandwidth", "inf TB/s"});
-  check_error(replace(kGoodAccelerator, "\"compute\": 0.5", "\"compute\": 1.5"),
-              {"efficiency.compute", "(0, 1]"});
+  check_error(replace(kGoodAccelerator, "\"compute_units\": 40", "\"compute_units\": 0"),
+              {"compute_units", "must be at least 1"});
+}
+
+TEST_CASE("an accelerator needs a kernel efficiency for every dtype it has a peak for") {
+  // nvidia-pascal gives no tf32 efficiencies (Pascal has no TF32), so a tf32 peak is an error.
+  check_error(replace(replace(kGoodAccelerator, "\"nvidia-volta\"", "\"nvidia-pascal\""),
+                      "\"fp16\": \"100 TFLOP/s\"", "\"tf32\": \"100 TFLOP/s\""),
+              {"kernels", "nvidia-pascal", "tf32"});
+  check_error(replace(kGoodAccelerator, "\"nvidia-volta\"", "\"nvidia-voltaa\""),
+              {"kernels", "did you mean 'nvidia-volta'"});
 }
 
 TEST_CASE("unknown unit") {

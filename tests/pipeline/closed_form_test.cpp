@@ -27,6 +27,9 @@ Scenario uniform(int layers, int stages, int micro, int batch) {
   a.memory_bw_bytes_per_s = 1e30;
   a.memory_capacity_bytes = 1e12;
   a.kernel_launch_overhead_s = 0;
+  a.compute_units = 1;
+  a.kernels.compute[static_cast<int>(trainsim::sim::KernelClass::gemm)]
+                   [static_cast<int>(trainsim::sim::Dtype::fp32)] = 1.0;
   s.cluster.name = "free-links";
   s.cluster.accelerators_per_node = stages;
   s.cluster.intra_link = {"free", "", 1e300, 0, trainsim::sim::Duplex::full};
@@ -41,6 +44,13 @@ Scenario uniform(int layers, int stages, int micro, int batch) {
     l.input_elements = 1000;
     l.output_elements = 1000;
     l.saved_elements = 3000;
+    // One GEMM forward (1 MFLOP per sample), two backward (data and weight gradients), with no
+    // GEMM view so no tile quantisation applies.
+    trainsim::models::KernelSpec k;
+    k.cls = trainsim::sim::KernelClass::gemm;
+    k.flops = 1e6;
+    l.fwd_kernels = {k};
+    l.bwd_kernels = {k, k};
     s.model.layers.push_back(l);
   }
   s.model.name = "uniform";

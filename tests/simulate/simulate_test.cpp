@@ -58,8 +58,8 @@ TEST_CASE("without overlap, a step is compute + communication + optimizer exactl
   CHECK(b["input_stall"].get<double>() == 0);
   // Each operation's duration is rounded to a picosecond: 1e-7 relative covers that.
   CHECK(b["exposed_comm"].get<double>() == Approx(j["comm_time_s"].get<double>()).epsilon(1e-7));
-  const double sum =
-      b["compute"].get<double>() + b["exposed_comm"].get<double>() + b["optimizer"].get<double>();
+  const double sum = b["compute"].get<double>() + b["host"].get<double>() +
+                     b["exposed_comm"].get<double>() + b["optimizer"].get<double>();
   CHECK(j["step_time_s"].get<double>() == Approx(sum).epsilon(1e-9));
 }
 
@@ -252,7 +252,11 @@ TEST_CASE("the example scenarios run and show what they are for") {
   const auto mlp = simulate_json({dir + "mnist_mlp_cpu_bound.json"});
   const auto mlp_fast = simulate_json(
       {dir + "mnist_mlp_cpu_bound.json", "--set", "cluster.node.accelerator=h100-pcie"});
-  CHECK(mlp["breakdown_s"]["input_stall"].get<double>() > 0.5 * mlp["step_time_s"].get<double>());
+  // The GPU is busy a small part of the step: it waits for the host (the input pipeline and the
+  // framework's launches), and the step is the input pipeline's time per batch.
+  CHECK(mlp["breakdown_s"]["compute"].get<double>() < 0.2 * mlp["step_time_s"].get<double>());
+  CHECK(mlp["step_time_s"].get<double>() ==
+        Approx(mlp["upstream_batch_s"].get<double>()).epsilon(0.01));
   CHECK(mlp_fast["step_time_s"].get<double>() ==
         Approx(mlp["step_time_s"].get<double>()).epsilon(0.01));
   // Data echoing: the upstream is 2-4x slower than the accelerator; echo 2 speeds up ~2x.

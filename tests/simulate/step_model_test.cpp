@@ -29,7 +29,7 @@ Scenario scenario(const std::vector<std::string>& sets, const std::string& file 
 
 double breakdown_sum(const StepReport& r) {
   const auto& b = r.breakdown;
-  return b.compute_s + b.recompute_s + b.exposed_comm_s + b.input_stall_s + b.bubble_s +
+  return b.compute_s + b.recompute_s + b.host_s + b.exposed_comm_s + b.input_stall_s + b.bubble_s +
          b.optimizer_s;
 }
 
@@ -110,7 +110,8 @@ TEST_CASE("step time is affine in the batch and the Ceres fit recovers the simul
   const auto fit = trainsim::fit::fit_points(points);
   CHECK(fit.converged);
   CHECK(fit.v0_samples_per_s == Approx(v0).epsilon(0.01));
-  CHECK(fit.t_s == Approx(t).epsilon(0.02));
+  // Wave quantisation makes the step only nearly affine: the two fits of t differ by ~2.5%.
+  CHECK(fit.t_s == Approx(t).epsilon(0.04));
 }
 
 TEST_CASE("without overlap, one bucket's collective is the flow-level ring allreduce exactly") {
@@ -118,11 +119,12 @@ TEST_CASE("without overlap, one bucket's collective is the flow-level ring allre
       {"communication.overlap=false", "communication.bucket_size=10GB", "input.enabled=false"});
   const StepReport r = simulate_training(s);
   REQUIRE(r.buckets == 1);
-  const double bytes = static_cast<double>(s.model.params()) * 2;  // fp16 gradients
+  // torch.amp keeps fp32 parameters, so DDP reduces fp32 gradients even in fp16 training.
+  const double bytes = static_cast<double>(s.model.params()) * 4;
   trainsim::sim::collectives::CollectiveSpec spec;
   spec.algorithm = trainsim::sim::collectives::Algorithm::ring;
   spec.bytes = bytes;
-  spec.dtype = trainsim::sim::Dtype::fp16;
+  spec.dtype = trainsim::sim::Dtype::fp32;
   spec.ranks = 8;
   const double expected = trainsim::sim::collectives::run_collective(s.cluster, spec).time_s;
   // At least the ring's bandwidth term 2(P-1)/P m/B on NVLink3 (300 GB/s per the profile), and
@@ -136,7 +138,8 @@ TEST_CASE("without overlap, one bucket's collective is the flow-level ring allre
   CHECK(r.comm_time_s == Approx(expected).epsilon(1e-9));
   CHECK(r.breakdown.exposed_comm_s == Approx(expected).epsilon(1e-6));
   CHECK(r.step_time_s ==
-        Approx(r.breakdown.compute_s + expected + r.breakdown.optimizer_s).epsilon(1e-9));
+        Approx(r.breakdown.compute_s + r.breakdown.host_s + expected + r.breakdown.optimizer_s)
+            .epsilon(1e-9));
 }
 
 TEST_CASE("gradient accumulation: one reduction per grad_accum micro-steps, one input batch each") {
@@ -159,7 +162,7 @@ TEST_CASE("inference runs forward only with no gradient exchange") {
   CHECK(inf.comm_time_s == 0);
   CHECK(inf.buckets == 0);
   CHECK(inf.breakdown.optimizer_s == 0);
-  CHECK(inf.step_time_s == Approx(inf.breakdown.compute_s).epsilon(1e-9));
+  CHECK(inf.step_time_s == Approx(inf.breakdown.compute_s + inf.breakdown.host_s).epsilon(1e-9));
   CHECK(inf.step_time_s < train.step_time_s / 2);
   CHECK(inf.memory.gradients_bytes == 0);
   CHECK(inf.memory.peak_bytes_per_device < train.memory.peak_bytes_per_device);
@@ -204,4 +207,20 @@ TEST_CASE("sparsified exchange follows the gTop-k paper's closed forms on 1 Gb/s
   // density 0.1%, P = 32.
   CHECK(comm[0] > 5 * comm[1]);
   CHECK(comm[1] > 1.5 * comm[2]);
+}
+
+TEST_CASE("a long gradient accumulation extended from two short runs equals the full simulation") {
+  // With a trace the step is simulated micro-step by micro-step; without one, 12 micro-steps are
+  // extended linearly from 4 and 5 (the middle micro-steps are identical).
+  const Scenario s = scenario({"input.enabled=false", "parallelism.grad_accum=12"});
+  trainsim::sim::TraceRecorder trace;
+  const StepReport full = simulate_training(s, &trace);
+  const StepReport fast = simulate_training(s);
+  CHECK(full.micro_steps_simulated == 12);
+  CHECK(fast.micro_steps_simulated == 5);
+  CHECK(fast.step_time_s == Approx(full.step_time_s).epsilon(1e-9));
+  CHECK(fast.breakdown.compute_s == Approx(full.breakdown.compute_s).epsilon(1e-9));
+  CHECK(fast.breakdown.host_s == Approx(full.breakdown.host_s).margin(1e-9));
+  CHECK(fast.breakdown.exposed_comm_s == Approx(full.breakdown.exposed_comm_s).margin(1e-9));
+  CHECK(breakdown_sum(fast) == Approx(fast.step_time_s).epsilon(1e-9));
 }

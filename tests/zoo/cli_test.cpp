@@ -14,9 +14,29 @@ using trainsim::test::run_cli;
 TEST_CASE("models list prints every model with its defaults") {
   const auto r = run_cli({"models", "list"});
   REQUIRE(r.exit_code == 0);
-  for (const char* name :
-       {"resnet20", "resnet101", "inception_v3", "efficientnet_b4_g16", "amoebanet_d", "unet",
-        "transformer48", "bert_large", "gpt2_xl", "lstm_ptb", "mnist_mlp"}) {
+  for (const char* name : {"resnet20",
+                           "resnet101",
+                           "inception_v3",
+                           "efficientnet_b4_g16",
+                           "amoebanet_d",
+                           "unet",
+                           "transformer48",
+                           "bert_large",
+                           "gpt2_xl",
+                           "lstm_ptb",
+                           "mnist_mlp",
+                           "resnet56",
+                           "vgg16_cifar",
+                           "ssd300",
+                           "gnmt",
+                           "ncf",
+                           "tacotron2",
+                           "waveglow",
+                           "transformerxl_large",
+                           "t5_base",
+                           "gpt3_175b",
+                           "llama2_70b",
+                           "llama3_8b"}) {
     CHECK(r.out.find(name) != std::string::npos);
   }
   CHECK(r.out.find("defaults: F=256 N=18") != std::string::npos);
@@ -29,6 +49,14 @@ TEST_CASE("models show prints the per-layer table and totals") {
   CHECK(r.out.find("parameters:                25557032 (25.56 M)") != std::string::npos);
   CHECK(r.out.find("training GFLOPs/sample") != std::string::npos);
   CHECK(r.out.find("activation MB/sample fp16") != std::string::npos);
+}
+
+TEST_CASE("models show works for the LLMs with overridden hyper-parameters") {
+  const auto r = run_cli({"models", "show", "llama3_70b", "--set", "seq_len=4096"});
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("layers.79.self_attn") != std::string::npos);
+  CHECK(r.out.find("seq_len=4096") != std::string::npos);
+  CHECK(r.out.find("layers:                    162") != std::string::npos);
 }
 
 TEST_CASE("models show --format json is one object with documented keys") {

@@ -22,7 +22,7 @@ ZooModel build(const std::string& name, const std::map<std::string, double>& ove
 
 TEST_CASE("every catalog model builds with consistent totals") {
   const auto catalog = zoo_catalog();
-  CHECK(catalog.size() == 24);
+  CHECK(catalog.size() == 50);
   for (const auto& info : catalog) {
     INFO(info.name);
     const ZooModel m = build(info.name);
@@ -127,4 +127,9 @@ TEST_CASE("bad models and hyper-parameters are input errors that name the culpri
   CHECK_THROWS_WITH(build("gpt2", {{"heads", 5}}), Catch::Contains("heads=5"));
   CHECK_THROWS_WITH(build("resnet20", {{"depth", 21}}), Catch::Contains("depth=21"));
   CHECK_THROWS_AS(build("amoebanet_d", {{"N", 10}}), InputError);
+  CHECK_THROWS_WITH(build("waveglow", {{"segment_length", 8001}}),
+                    Catch::Contains("segment_length=8001"));
+  CHECK_THROWS_WITH(build("transformerxl_base", {{"vocab", 1000}}), Catch::Contains("vocab=1000"));
+  CHECK_THROWS_WITH(build("ncf", {{"mlp_0", 255}}), Catch::Contains("mlp_0=255"));
+  CHECK_THROWS_WITH(build("gnmt", {{"layers", 1}}), Catch::Contains("layers=1"));
 }

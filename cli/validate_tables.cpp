@@ -1,0 +1,602 @@
+// The step-throughput and kernel-time reference tables behind `trainsim validate`: each maps its
+// rows to what trainsim simulates (a kernel on an accelerator, or a training scenario) and returns
+// one point per row it can map. Rows whose hardware or model trainsim does not have are skipped
+// (their count is reported by the command); nothing is fitted here.
+
+#include "cli/validate_tables.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <optional>
+#include <regex>
+#include <stdexcept>
+
+#include <nlohmann/json.hpp>
+
+#include "fit/csv_table.hpp"
+#include "models/scenario.hpp"
+#include "models/training_step.hpp"
+#include "models/zoo/net_builder.hpp"
+#include "models/zoo/zoo.hpp"
+#include "sim/core/input_error.hpp"
+#include "sim/hw/kernel_model.hpp"
+
+namespace trainsim::reference_data {
+std::span<const sim::EmbeddedFile> embedded_files();
+}
+
+namespace trainsim::cli {
+
+std::string_view reference_csv(const std::string& file) {
+  for (const sim::EmbeddedFile& f : reference_data::embedded_files()) {
+    if (f.path == file) return f.content;
+  }
+  throw std::out_of_range("no embedded reference table '" + file + "'");
+}
+
+namespace {
+
+using fit::ValidationPoint;
+
+// One CSV row with named access.
+class Row {
+ public:
+  Row(const fit::CsvTable& t, const fit::CsvRow& r) : table_(t), row_(r) {}
+  const std::string& at(const std::string& column) const {
+    const auto it = std::find(table_.header.begin(), table_.header.end(), column);
+    if (it == table_.header.end())
+      throw std::logic_error(table_.file + ": no column '" + column + "'");
+    return row_.fields[static_cast<std::size_t>(it - table_.header.begin())];
+  }
+  std::optional<double> number(const std::string& column) const {
+    const std::string& s = at(column);
+    if (s.empty()) return std::nullopt;
+    try {
+      std::size_t used = 0;
+      const double v = std::stod(s, &used);
+      if (used != s.size() || !std::isfinite(v)) return std::nullopt;
+      return v;
+    } catch (const std::exception&) {
+      return std::nullopt;
+    }
+  }
+  int line() const { return row_.line; }
+
+ private:
+  const fit::CsvTable& table_;
+  const fit::CsvRow& row_;
+};
+
+fit::CsvTable embedded_table(const std::string& file) {
+  return fit::parse_csv_table(reference_csv(file), "tests/reference_data/" + file);
+}
+
+template <typename F>
+void for_each_row(const fit::CsvTable& t, F f) {
+  for (const fit::CsvRow& r : t.rows)
+    f(Row(t, r));
+}
+
+std::string fmt(double v) {
+  std::ostringstream os;
+  os << v;
+  return os.str();
+}
+
+// ---- kernel tables (DeepBench) ----
+
+// DeepBench's GPUs that have accelerator profiles.
+std::optional<std::string> deepbench_accelerator(const std::string& gpu) {
+  static const std::map<std::string, std::string> map{{"NVIDIA V100", "v100-sxm2-16gb"},
+                                                      {"NVIDIA Tesla P100", "p100-sxm2-16gb"},
+                                                      {"NVIDIA GTX 1080 Ti", "gtx-1080-ti"},
+                                                      {"NVIDIA T4", "t4"}};
+  const auto it = map.find(gpu);
+  if (it == map.end()) return std::nullopt;
+  return it->second;
+}
+
+// fp32, or 16-bit inputs with tensor-core math and fp32 accumulation; DeepBench's "pseudo FP16"
+// (16-bit storage, fp32 math) is not a training precision trainsim models.
+std::optional<sim::Dtype> deepbench_dtype(const std::string& precision) {
+  if (precision == "Float") return sim::Dtype::fp32;
+  if (precision == "16 bit inputs, 16 bit multiplication, 32 bit addition") return sim::Dtype::fp16;
+  return std::nullopt;
+}
+
+struct KernelRow {
+  sim::AcceleratorSpec accelerator;
+  sim::Dtype dtype;
+  std::string gpu_label;
+};
+
+std::optional<KernelRow> kernel_row(const Row& r, const sim::ProfileLibrary& lib) {
+  const auto acc = deepbench_accelerator(r.at("gpu"));
+  const auto dtype = deepbench_dtype(r.at("precision_sheet"));
+  if (!acc || !dtype) return std::nullopt;
+  const sim::AcceleratorSpec a = lib.accelerator(*acc, "reference table");
+  if (!a.peak(*dtype)) return std::nullopt;
+  return KernelRow{a, *dtype, *acc + " " + sim::dtype_name(*dtype)};
+}
+
+// Milliseconds of a run of kernels (each KernelSpec instantiated for `batch` samples).
+double kernels_ms(const sim::AcceleratorSpec& a, const std::vector<models::KernelSpec>& ks,
+                  double batch, sim::Dtype dtype) {
+  double s = 0;
+  for (const models::KernelSpec& k : ks)
+    s += k.repeat * sim::kernel_time_s(a, models::instantiate(k, batch, dtype));
+  return 1e3 * s;
+}
+
+std::vector<ValidationPoint> deepbench_gemm(const sim::ProfileLibrary& lib) {
+  std::vector<ValidationPoint> out;
+  for_each_row(embedded_table("deepbench_train_gemm.csv"), [&](const Row& r) {
+    const auto k = kernel_row(r, lib);
+    const auto m = r.number("M"), n = r.number("N"), kk = r.number("K"), t = r.number("time_ms");
+    if (!k || !m || !n || !kk || !t || *t <= 0) return;
+    // The GEMM as the zoo's linear layer launches it: rows M, N outputs, K inputs.
+    models::NetBuilder nb;
+    const models::Tensor x =
+        nb.input({static_cast<std::int64_t>(*m), static_cast<std::int64_t>(*kk)});
+    nb.begin("gemm", models::OpClass::matmul, x.elements());
+    const models::Tensor y = nb.linear(x, static_cast<std::int64_t>(*n), false);
+    nb.end(y);
+    const auto layers = nb.take_layers();
+    ValidationPoint p;
+    p.series = k->gpu_label + " gemm";
+    p.x = 2 * *m * *n * *kk;
+    p.label = k->gpu_label + " gemm M" + fmt(*m) + " N" + fmt(*n) + " K" + fmt(*kk);
+    p.measured = *t;
+    p.predicted = kernels_ms(k->accelerator, layers[0].fwd_kernels, 1, k->dtype);
+    out.push_back(p);
+  });
+  fit::split_halves(out);
+  return out;
+}
+
+std::vector<ValidationPoint> deepbench_conv(const sim::ProfileLibrary& lib) {
+  std::vector<ValidationPoint> out;
+  for_each_row(embedded_table("deepbench_train_conv.csv"), [&](const Row& r) {
+    const auto k = kernel_row(r, lib);
+    if (!k) return;
+    const auto get = [&](const char* c) { return static_cast<std::int64_t>(*r.number(c)); };
+    for (const char* c : {"W", "H", "C", "N", "K", "S_filter_w", "R_filter_h", "pad_w", "pad_h",
+                          "stride_w", "stride_h"}) {
+      if (!r.number(c)) return;
+    }
+    models::NetBuilder nb;
+    const models::Tensor x = nb.input({get("C"), get("H"), get("W")}, true);
+    models::Conv2d spec;
+    spec.out_channels = get("K");
+    spec.kernel_h = get("R_filter_h");
+    spec.kernel_w = get("S_filter_w");
+    spec.stride_h = get("stride_h");
+    spec.stride_w = get("stride_w");
+    spec.pad_h = get("pad_h");
+    spec.pad_w = get("pad_w");
+    std::vector<models::Layer> layers;
+    try {
+      nb.begin("conv", models::OpClass::conv, x.elements());
+      nb.end(nb.conv2d(x, spec));
+      layers = nb.take_layers();
+    } catch (const models::ShapeError&) {
+      return;
+    }
+    const double batch = static_cast<double>(get("N"));
+    const std::string shape = " conv C" + fmt(get("C")) + " " + fmt(get("H")) + "x" +
+                              fmt(get("W")) + " K" + fmt(get("K")) + " " + fmt(get("R_filter_h")) +
+                              "x" + fmt(get("S_filter_w")) + "/" + fmt(get("stride_h")) + " N" +
+                              fmt(batch);
+    const auto& bwd = layers[0].bwd_kernels;  // dgrad, wgrad (the zoo's backward order)
+    const std::vector<std::pair<const char*, std::vector<models::KernelSpec>>> parts{
+        {"fwd_ms", layers[0].fwd_kernels},
+        {"bwd_inputs_ms", {bwd.at(0)}},
+        {"bwd_params_ms", {bwd.at(1)}}};
+    for (const auto& [column, kernels] : parts) {
+      const auto t = r.number(column);
+      if (!t || *t <= 0) continue;  // "N/A*": DeepBench did not time the first layer's dgrad
+      ValidationPoint p;
+      const std::string what = std::string(column).substr(0, std::string(column).size() - 3);
+      p.series = k->gpu_label + " conv " + what;
+      p.label = k->gpu_label + shape + " " + what;
+      p.x = 2 * layers[0].fwd_macs * batch;
+      p.measured = *t;
+      p.predicted = kernels_ms(k->accelerator, kernels, batch, k->dtype);
+      out.push_back(p);
+    }
+  });
+  fit::split_halves(out);
+  return out;
+}
+
+std::vector<ValidationPoint> deepbench_lstm(const sim::ProfileLibrary& lib) {
+  std::vector<ValidationPoint> out;
+  for_each_row(embedded_table("deepbench_train_rnn.csv"), [&](const Row& r) {
+    if (r.at("cell") != "lstm") return;
+    const auto k = kernel_row(r, lib);
+    const auto hidden = r.number("hidden_units"), n = r.number("N"), steps = r.number("timesteps");
+    if (!k || !hidden || !n || !steps) return;
+    // DeepBench's LSTM takes inputs as wide as its hidden state.
+    models::NetBuilder nb;
+    const auto h = static_cast<std::int64_t>(*hidden);
+    const models::Tensor x = nb.input({static_cast<std::int64_t>(*steps), h}, true);
+    nb.begin("lstm", models::OpClass::recurrent, x.elements());
+    nb.end(nb.lstm(x, h));
+    const auto layers = nb.take_layers();
+    const auto& fwd = layers[0].fwd_kernels;  // input projection, cells
+    const auto& bwd = layers[0].bwd_kernels;  // cells backward, input dgrad, weight grad
+    const std::vector<std::pair<const char*, std::vector<models::KernelSpec>>> parts{
+        {"fwd_ms", fwd},
+        {"bwd_inputs_ms", {bwd.at(0), bwd.at(1)}},
+        {"bwd_weights_ms", {bwd.at(2)}}};
+    const std::string shape = " lstm h" + fmt(*hidden) + " N" + fmt(*n) + " T" + fmt(*steps);
+    for (const auto& [column, kernels] : parts) {
+      const auto t = r.number(column);
+      if (!t || *t <= 0) continue;
+      const std::string what = std::string(column).substr(0, std::string(column).size() - 3);
+      ValidationPoint p;
+      p.series = k->gpu_label + " lstm " + what;
+      p.label = k->gpu_label + shape + " " + what;
+      p.x = *hidden * *hidden * *n * *steps;
+      p.measured = *t;
+      p.predicted = kernels_ms(k->accelerator, kernels, *n, k->dtype);
+      out.push_back(p);
+    }
+  });
+  fit::split_halves(out);
+  return out;
+}
+
+// ---- step-throughput tables ----
+
+// One node of `gpus` accelerators on `intra_link` (switched), with `host`.
+nlohmann::json single_node(const std::string& accelerator, int gpus, const std::string& intra_link,
+                           const std::string& host, const std::string& host_link, bool p2p) {
+  return {{"nodes", 1},
+          {"node",
+           {{"host", host},
+            {"accelerator", accelerator},
+            {"accelerators_per_node", gpus},
+            {"intra", {{"topology", "switched"}, {"link", intra_link}}},
+            {"host_link", host_link},
+            {"p2p", p2p}}}};
+}
+
+double simulate_throughput(const nlohmann::json& doc, const std::string& label,
+                           const sim::ProfileLibrary& lib) {
+  const models::Scenario s = models::load_scenario(doc, label, {}, lib);
+  return models::simulate_training(s).throughput_samples_per_s;
+}
+
+std::vector<ValidationPoint> mxnet_throughput(const sim::ProfileLibrary& lib) {
+  std::vector<ValidationPoint> out;
+  for_each_row(embedded_table("throughput_vs_batch_mxnet_k80_m60.csv"), [&](const Row& r) {
+    const std::string gpu = r.at("gpu");
+    const std::string model = r.at("model") == "AlexNet"        ? "alexnet"
+                              : r.at("model") == "Inception-v3" ? "inception_v3"
+                                                                : "resnet50";
+    const auto batch = r.number("batch"), v = r.number("images_per_s");
+    if (!batch || !v) return;
+    // EC2 p2.xlarge (one K80 die) and g3.4xlarge (one M60 die), synthetic data (MXNet's
+    // docs/faq/perf.md benchmark), SGD with momentum in fp32.
+    const nlohmann::json doc = {
+        {"name", "mxnet " + gpu + " " + model},
+        {"cluster",
+         single_node(gpu == "K80" ? "k80-gk210" : "m60-gm204", 1, "pcie3-x16",
+                     gpu == "K80" ? "aws-e5-2686v4-8vcpu" : "aws-g3-4xlarge", "pcie3-x16", true)},
+        {"model", model},
+        {"framework", "mxnet"},
+        {"batch_per_replica", static_cast<int>(*batch)},
+        {"precision", "fp32"},
+        {"optimizer", "momentum"},
+        {"steps", 4},
+        {"warmup_steps", 1}};
+    ValidationPoint p;
+    p.series = gpu + " " + r.at("model");
+    p.x = *batch;
+    p.label = p.series + " batch " + fmt(*batch);
+    p.measured = *v;
+    p.predicted = simulate_throughput(doc, "mxnet table line " + std::to_string(r.line()), lib);
+    out.push_back(p);
+  });
+  fit::split_halves(out);
+  return out;
+}
+
+// A Lambda system name ("8x A100 80GB SXM4", "LambdaCloud 4xV100 16GB") -> its family (the
+// series), the accelerator profile and the node's wiring.
+struct LambdaSystem {
+  std::string family;
+  std::string accelerator;
+  std::string intra_link;
+  bool p2p = true;
+  bool tf32 = true;  // "fp32" runs TF32 tensor-core math on Ampere and later
+};
+
+std::optional<LambdaSystem> lambda_system(const std::string& name) {
+  static const std::regex count_prefix(R"(^(LambdaCloud )?(\d+) ?x ?)");
+  std::string family = std::regex_replace(name, count_prefix, "$1");
+  struct Entry {
+    const char* family;
+    LambdaSystem system;
+  };
+  // GeForce boards have no PCIe peer-to-peer (NVIDIA disabled it on the RTX 3090/4090 drivers);
+  // the professional boards and the data-centre parts do.
+  static const Entry entries[] = {
+      {"LambdaCloud V100 16GB", {"", "v100-sxm2-16gb", "nvlink2", true, false}},
+      {"LambdaCloud A100 40GB PCIe", {"", "a100-pcie-40gb", "pcie4-x16", true, true}},
+      {"LambdaCloud A10", {"", "a10", "pcie4-x16", true, true}},
+      {"A100 80GB SXM4", {"", "a100-sxm4-80gb", "nvlink3", true, true}},
+      {"A100 80GB PCIe", {"", "a100-pcie-80gb", "pcie4-x16", true, true}},
+      {"Quadro RTX 8000", {"", "quadro-rtx-8000", "pcie3-x16", true, false}},
+      {"RTX 3090", {"", "rtx-3090", "pcie4-x16", false, true}},
+      {"RTX 4090", {"", "rtx-4090", "pcie4-x16", false, true}},
+      {"RTX A6000", {"", "rtx-a6000", "pcie4-x16", true, true}},
+      {"RTX 6000 Ada", {"", "rtx-6000-ada", "pcie4-x16", true, true}},
+  };
+  for (const Entry& e : entries) {
+    if (family == e.family) {
+      LambdaSystem s = e.system;
+      s.family = family;
+      return s;
+    }
+  }
+  return std::nullopt;
+}
+
+// Lambda's model names -> zoo model, its hyper-parameters and optimizer (the NVIDIA
+// DeepLearningExamples recipes the benchmark runs).
+struct LambdaModel {
+  nlohmann::json model;
+  const char* optimizer;
+};
+
+std::optional<LambdaModel> lambda_model(const std::string& name) {
+  if (name == "resnet50") return LambdaModel{"resnet50", "momentum"};
+  // SQuAD fine-tuning at sequence length 384 (DeepLearningExamples BERT run_squad.sh).
+  if (name == "bert_base_squad")
+    return LambdaModel{{{"name", "bert_base"}, {"seq_len", 384}}, "adam"};
+  if (name == "bert_large_squad")
+    return LambdaModel{{{"name", "bert_large"}, {"seq_len", 384}}, "adam"};
+  return std::nullopt;
+}
+
+bool profile_exists(const sim::ProfileLibrary& lib, const std::string& kind,
+                    const std::string& name) {
+  for (const sim::ProfileEntry* e : lib.list()) {
+    if (e->kind == kind && e->name == name) return true;
+  }
+  return false;
+}
+
+std::vector<ValidationPoint> lambda_scaling(const sim::ProfileLibrary& lib) {
+  std::vector<ValidationPoint> out;
+  for_each_row(embedded_table("dp_scaling_lambda_fp32_no_h100.csv"), [&](const Row& r) {
+    const auto system = lambda_system(r.at("system"));
+    const auto model = lambda_model(r.at("model"));
+    const auto gpus = r.number("num_gpu"), batch = r.number("global_batch"),
+               v = r.number("throughput");
+    if (!system || !model || !gpus || !batch || !v || *v <= 0) return;
+    if (!profile_exists(lib, "accelerator", system->accelerator)) return;
+    const int n = static_cast<int>(*gpus);
+    const nlohmann::json doc = {
+        {"name", r.at("system") + " " + r.at("model")},
+        {"cluster", single_node(system->accelerator, n, system->intra_link, "dual-epyc-7742",
+                                "pcie4-x16", system->p2p)},
+        {"model", model->model},
+        {"framework", "pytorch_eager"},
+        {"batch_per_replica", static_cast<int>(*batch) / n},
+        {"precision", system->tf32 ? "tf32" : "fp32"},
+        {"optimizer", model->optimizer},
+        {"parallelism", {{"data", n}}},
+        {"steps", 4},
+        {"warmup_steps", 1}};
+    ValidationPoint p;
+    p.series = system->family + " " + r.at("model");
+    p.x = *gpus;
+    p.gpus = n;
+    p.label = r.at("system") + " " + r.at("model") + " batch " + fmt(*batch);
+    p.measured = *v;
+    p.predicted = simulate_throughput(doc, "lambda table line " + std::to_string(r.line()), lib);
+    out.push_back(p);
+  });
+  fit::split_halves(out);
+  return out;
+}
+
+// DeepLearningExamples: the DGX system of a table heading.
+struct DgxSystem {
+  int gpus_per_node = 8;
+  std::string intra_link;
+  std::string host;
+  std::string inter_link;  // for multi-node rows
+};
+
+DgxSystem dgx_system(const std::string& heading) {
+  if (heading.find("DGX A100") != std::string::npos)
+    return {8, "nvlink3", "dual-epyc-7742", "ib-hdr"};
+  if (heading.find("DGX-2") != std::string::npos)
+    return {16, "nvlink2", "dual-xeon-8480c", "ib-edr"};
+  return {8, "nvlink2", "dual-xeon-e5-2698v4", "ib-edr"};
+}
+
+std::optional<nlohmann::json> dle_model(const Row& r) {
+  const std::string m = r.at("model");
+  if (m == "ResNet-50 v1.5") return nlohmann::json("resnet50");
+  if (m == "BERT-large") {
+    // Pre-training at its sequence length; SQuAD fine-tuning at 384.
+    const bool squad = r.at("table_heading").find("Fine-tuning") != std::string::npos;
+    const auto seq = r.number("seq_len");
+    if (!squad && !seq) return std::nullopt;
+    return nlohmann::json{{"name", "bert_large"},
+                          {"seq_len", squad ? 384 : static_cast<int>(*seq)}};
+  }
+  return std::nullopt;
+}
+
+// BERT pre-training tables give a global accumulation in "Accumulation steps (FP32 and FP16)" or
+// "Gradient Accumulation: mixed precision, FP32": the count for this row's precision.
+int dle_accumulation(const Row& r, bool amp) {
+  const std::string extra = r.at("extra_batch_cols");
+  if (extra.empty()) return 1;
+  const nlohmann::json j = nlohmann::json::parse(extra, nullptr, false);
+  if (!j.is_array()) return 1;
+  for (const auto& kv : j) {
+    if (!kv.is_array() || kv.size() != 2) continue;
+    const std::string key = kv[0].get<std::string>();
+    if (key.find("ccumulation") == std::string::npos) continue;
+    std::string value = kv[1].get<std::string>();
+    std::smatch m;
+    const std::regex two(R"((\d+)\s*(?:,|and)\s*(\d+))");
+    if (!std::regex_search(value, m, two)) return 1;
+    const bool fp32_first = key.find("FP32 and FP16") != std::string::npos;
+    const int first = std::stoi(m[1]), second = std::stoi(m[2]);
+    return fp32_first ? (amp ? second : first) : (amp ? first : second);
+  }
+  return 1;
+}
+
+std::vector<ValidationPoint> dle_throughput(const sim::ProfileLibrary& lib) {
+  std::vector<ValidationPoint> out;
+  for_each_row(embedded_table("dle_training_throughput_calibration.csv"), [&](const Row& r) {
+    const auto model = dle_model(r);
+    const auto throughput = r.number("throughput");
+    auto batch = r.number("batch_per_gpu");
+    if (!model || !throughput || !batch) return;
+    const std::string gpu = r.at("gpu");
+    const std::string accelerator = gpu == "V100-16GB"   ? "v100-sxm2-16gb"
+                                    : gpu == "V100-32GB" ? "v100-sxm2-32gb"
+                                                         : "a100-sxm4-40gb";
+    const std::string precision = r.at("precision") == "AMP"    ? "fp16"
+                                  : r.at("precision") == "TF32" ? "tf32"
+                                                                : "fp32";
+    const bool amp = precision == "fp16";
+    const DgxSystem dgx = dgx_system(r.at("system_heading"));
+    int nodes = 1;
+    int gpus = 0;
+    if (const auto n = r.number("num_gpus")) {
+      gpus = static_cast<int>(*n);
+    } else if (const auto k = r.number("num_nodes")) {
+      nodes = static_cast<int>(*k);
+      gpus = nodes * dgx.gpus_per_node;
+    }
+    if (gpus <= 0) return;
+    // Batch per GPU is the micro-batch; PyTorch's BERT tables give the accumulated one.
+    int accumulation = dle_accumulation(r, amp);
+    if (*batch >= 1024 && accumulation > 1) *batch /= accumulation;
+    if (*batch > 1024) return;
+    const std::string framework =
+        r.at("framework") == "PyTorch" ? "pytorch_eager" : "tensorflow_xla";
+    nlohmann::json cluster =
+        single_node(accelerator, std::min(gpus, dgx.gpus_per_node), dgx.intra_link, dgx.host,
+                    dgx.gpus_per_node == 16 ? "pcie3-x16" : "pcie4-x16", true);
+    if (nodes > 1) {
+      cluster["nodes"] = nodes;
+      cluster["inter"] = {{"topology", "fat_tree"},
+                          {"link", dgx.inter_link},
+                          {"nics_per_node", 8},
+                          {"leaf_switch_ports", 16}};
+    }
+    const bool bert = r.at("model") == "BERT-large";
+    nlohmann::json doc = {{"name", r.at("model") + " " + r.at("system_heading")},
+                          {"cluster", cluster},
+                          {"model", *model},
+                          {"framework", framework},
+                          {"batch_per_replica", static_cast<int>(*batch)},
+                          {"precision", precision},
+                          {"optimizer", bert ? "adam" : "momentum"},
+                          {"parallelism", {{"data", gpus}, {"grad_accum", accumulation}}},
+                          {"steps", 3},
+                          {"warmup_steps", 1}};
+    ValidationPoint p;
+    p.series = r.at("model") + " " + r.at("framework") + " " + gpu + " " + r.at("precision") + " " +
+               (bert ? model->at("seq_len").dump() : std::string());
+    p.x = gpus;
+    p.gpus = gpus;
+    p.label = r.at("path") + ":" + r.at("line") + " " + gpu + " x" + std::to_string(gpus) + " " +
+              r.at("precision") + " batch " + fmt(*batch);
+    p.measured = *throughput;
+    p.predicted = simulate_throughput(
+        doc, "DeepLearningExamples table line " + std::to_string(r.line()), lib);
+    out.push_back(p);
+  });
+  fit::split_halves(out);
+  return out;
+}
+
+nlohmann::json torchgpipe_model(const std::string& name) {
+  if (name == "AmoebaNet-D (18, 256)") return {{"name", "amoebanet_d"}, {"N", 18}, {"F", 256}};
+  if (name == "ResNet-101") return {{"name", "resnet101"}};
+  if (name == "U-Net (5, 64)") return {{"name", "unet"}, {"B", 5}, {"C", 64}};
+  return nullptr;
+}
+
+std::vector<ValidationPoint> torchgpipe_speed(const sim::ProfileLibrary& lib) {
+  std::vector<ValidationPoint> out;
+  for_each_row(embedded_table("torchgpipe_speed_benchmarks.csv"), [&](const Row& r) {
+    const nlohmann::json model = torchgpipe_model(r.at("model"));
+    const auto k = r.number("n_partitions"), batch = r.number("batch_size"),
+               v = r.number("throughput_samples_per_s");
+    if (model.is_null() || !k || !batch || !v) return;
+    const auto m = r.number("chunks_M");
+    nlohmann::json doc = {{"name", r.at("model") + " " + r.at("experiment")},
+                          {"cluster", "p40-x8"},
+                          {"model", model},
+                          {"framework", "pytorch_eager"},
+                          {"batch_per_replica", static_cast<int>(*batch)},
+                          {"precision", "fp32"},
+                          {"optimizer", "sgd"},
+                          {"parallelism",
+                           {{"data", 1},
+                            {"pipeline", static_cast<int>(*k)},
+                            {"microbatches", m ? static_cast<int>(*m) : 1}}},
+                          // torchgpipe checkpoints every micro-batch ("always") or all but the last
+                          // ("except_last", its default); both are modelled as all.
+                          {"recompute", !r.at("checkpoint").empty()},
+                          {"steps", 3},
+                          {"warmup_steps", 1}};
+    if (!r.at("balance").empty() && r.at("balance").front() == '[')
+      doc["parallelism"]["balance"] = nlohmann::json::parse(r.at("balance"));
+    ValidationPoint p;
+    p.series = r.at("model");
+    p.x = static_cast<double>(r.line());
+    p.label = r.at("model") + " " + r.at("experiment");
+    p.measured = *v;
+    p.predicted =
+        simulate_throughput(doc, "torchgpipe table line " + std::to_string(r.line()), lib);
+    out.push_back(p);
+  });
+  fit::split_halves(out);
+  return out;
+}
+
+}  // namespace
+
+std::vector<ReferenceTable> reference_tables() {
+  const std::string deepbench =
+      "baidu-research/DeepBench @da81ba7 results/train/DeepBench_NV_*.xlsx (V100, P100, GTX 1080 "
+      "Ti, T4 rows; fp32 and fp16 tensor-core sheets)";
+  std::vector<ReferenceTable> t{
+      {"deepbench_gemm", deepbench, "kernel ms", deepbench_gemm},
+      {"deepbench_conv", deepbench + ": forward, data-gradient and weight-gradient", "kernel ms",
+       deepbench_conv},
+      {"deepbench_lstm", deepbench + ": cuDNN LSTM forward, backward-data, backward-weights",
+       "kernel ms", deepbench_lstm},
+      {"mxnet_k80_m60_batch",
+       "apache/mxnet docs/faq/perf.md, 'Training results' (MXNet 1.2, K80 and M60)", "samples/s",
+       mxnet_throughput},
+      {"lambda_dp_scaling_fp32",
+       "lambdal/deeplearning-benchmark @aa5addb pytorch/pytorch-train-throughput-fp32.csv",
+       "samples/s", lambda_scaling},
+      {"dle_training_throughput",
+       "NVIDIA/DeepLearningExamples @729963d performance tables (ResNet-50 v1.5, BERT-large)",
+       "samples/s", dle_throughput},
+      {"torchgpipe_speed", "kakaobrain/torchgpipe @a1b4ee2 docs/benchmarks.rst (8 x Tesla P40)",
+       "samples/s", torchgpipe_speed},
+  };
+  add_collective_tables(t);
+  return t;
+}
+
+}  // namespace trainsim::cli

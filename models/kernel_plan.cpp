@@ -1,0 +1,216 @@
+#include "models/kernel_plan.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "sim/hw/kernel_model.hpp"
+
+namespace trainsim::models {
+
+namespace {
+
+// fp8 runs the GEMMs in fp8 (Transformer Engine's FP8 linear layers) and everything else,
+// activations included, in bf16.
+sim::Dtype storage_dtype(const Scenario& s) {
+  return s.precision == sim::Dtype::fp8 ? sim::Dtype::bf16 : s.precision;
+}
+
+sim::Dtype compute_dtype(const Scenario& s, sim::KernelClass cls) {
+  if (s.precision == sim::Dtype::fp8)
+    return cls == sim::KernelClass::gemm ? sim::Dtype::fp8 : sim::Dtype::bf16;
+  return s.precision;
+}
+
+double host_cost(const Scenario& s, Pass pass) {
+  if (s.framework.graph_launch) return 0;
+  return pass == Pass::forward ? s.framework.host_forward_per_kernel_s
+                               : s.framework.host_backward_per_kernel_s;
+}
+
+bool wanted(const KernelSpec& k, bool fused_attention) {
+  switch (k.form) {
+    case AttentionForm::any:
+      return true;
+    case AttentionForm::unfused_only:
+      return !fused_attention;
+    case AttentionForm::fused_only:
+      return fused_attention;
+  }
+  return true;
+}
+
+// Optimizer arithmetic per parameter: SGD 2 FLOPs, momentum 4, Adam about 10.
+double optimizer_flops_per_param(Optimizer o) {
+  switch (o) {
+    case Optimizer::sgd:
+      return 2;
+    case Optimizer::momentum:
+      return 4;
+    case Optimizer::adam:
+      return 10;
+  }
+  return 4;
+}
+
+// Foreach kernels per group of tensors for one optimizer step (PyTorch's _multi_tensor_sgd /
+// _multi_tensor_adam issue one torch._foreach_* call per arithmetic step): estimate from
+// pytorch/pytorch torch/optim/sgd.py and adam.py (momentum: mul_+add_; Adam: lerp_, mul_,
+// addcmul_, sqrt, div_, add_, addcdiv_ and the step counter, about 8).
+int foreach_ops(Optimizer o) {
+  switch (o) {
+    case Optimizer::sgd:
+      return 1;
+    case Optimizer::momentum:
+      return 2;
+    case Optimizer::adam:
+      return 8;
+  }
+  return 2;
+}
+
+}  // namespace
+
+bool low_precision(const Scenario& s) {
+  return s.precision == sim::Dtype::fp16 || s.precision == sim::Dtype::bf16 ||
+         s.precision == sim::Dtype::fp8;
+}
+
+double gradient_bytes_per_param(const Scenario& s) {
+  if (!low_precision(s)) return 4;
+  return s.framework.mixed_precision == sim::MixedPrecision::autocast ? 4 : 2;
+}
+
+double weight_bytes_per_param(const Scenario& s) {
+  if (s.inference) return sim::dtype_bytes(storage_dtype(s));
+  if (!low_precision(s)) return 4;
+  // autocast: fp32 weights (the 16-bit copies live only during the step);
+  // master weights: 16-bit weights plus the fp32 master copy.
+  return s.framework.mixed_precision == sim::MixedPrecision::autocast ? 4 : 6;
+}
+
+double optimizer_state_bytes_per_param(const Scenario& s) {
+  switch (s.optimizer) {
+    case Optimizer::sgd:
+      return 0;
+    case Optimizer::momentum:
+      return 4;  // one fp32 buffer (also RMSprop's square average)
+    case Optimizer::adam:
+      return 8;  // two fp32 moments
+  }
+  return 0;
+}
+
+void layer_launches(const Scenario& s, const Layer& l, Pass pass, double batch,
+                    std::vector<Launch>& out) {
+  const auto& acc = s.cluster.accelerator;
+  const double host = host_cost(s, pass);
+  const bool fuse = s.framework.fusion == sim::Fusion::pointwise;
+  const std::size_t first = out.size();
+  // Autocast casts each fp32 weight to 16 bits where an op uses it (forward), and the cast's
+  // backward turns the 16-bit weight gradient into the fp32 one (one kernel per tensor each way).
+  const bool casts = low_precision(s) && !s.inference &&
+                     s.framework.mixed_precision == sim::MixedPrecision::autocast &&
+                     l.param_tensors > 0 && l.params > 0;
+  if (casts && pass == Pass::forward) {
+    sim::Kernel cast;
+    cast.cls = sim::KernelClass::elementwise;
+    cast.dtype = sim::Dtype::fp32;
+    cast.bytes = static_cast<double>(l.params) * 6 / l.param_tensors;  // read fp32, write 16-bit
+    out.push_back({"weight cast", cast.cls, sim::kernel_time_s(acc, cast), host, l.param_tensors});
+  }
+  const auto& specs = pass == Pass::forward ? l.fwd_kernels : l.bwd_kernels;
+  for (const KernelSpec& k : specs) {
+    if (!wanted(k, s.fused_attention)) continue;
+    sim::Kernel kernel = instantiate(k, batch, storage_dtype(s));
+    kernel.dtype = compute_dtype(s, k.cls);
+    if (fuse && k.cls == sim::KernelClass::elementwise && out.size() > first) {
+      // Fused into its producer: no launch, no gap; only the extra operand is read (a third of
+      // the standalone kernel's read + write traffic).
+      kernel.bytes /= 3;
+      out.back().device_s += sim::kernel_body_s(acc, kernel) / out.back().count;
+      continue;
+    }
+    out.push_back({k.what, k.cls, sim::kernel_time_s(acc, kernel), host, k.repeat});
+  }
+  if (casts && pass == Pass::backward) {
+    sim::Kernel cast;
+    cast.cls = sim::KernelClass::elementwise;
+    cast.dtype = sim::Dtype::fp32;
+    cast.bytes = static_cast<double>(l.params) * 6 / l.param_tensors;  // read 16-bit, write fp32
+    out.push_back(
+        {"weight grad cast", cast.cls, sim::kernel_time_s(acc, cast), host, l.param_tensors});
+  }
+}
+
+void optimizer_launches(const Scenario& s, double params, int tensors, std::vector<Launch>& out) {
+  if (params <= 0 || tensors <= 0) return;
+  const auto& f = s.framework;
+  const auto& acc = s.cluster.accelerator;
+  const double host = f.graph_launch ? 0 : f.host_optimizer_per_kernel_s;
+  const double groups =
+      std::ceil(static_cast<double>(tensors) / std::max(1, f.tensors_per_optimizer_kernel));
+  const bool master = low_precision(s) && f.mixed_precision == sim::MixedPrecision::master_weights;
+  // Read and write the fp32 weights and the state, read the gradient (+ write the 16-bit copy).
+  const double bytes = params * (8 + 2 * optimizer_state_bytes_per_param(s) +
+                                 gradient_bytes_per_param(s) + (master ? 2 : 0));
+  double launches = groups;
+  switch (f.optimizer_kernels) {
+    case sim::OptimizerKernels::per_tensor:
+      launches = tensors;
+      break;
+    case sim::OptimizerKernels::multi_tensor:
+      launches = groups * foreach_ops(s.optimizer);
+      break;
+    case sim::OptimizerKernels::fused:
+      launches = groups;
+      break;
+  }
+  // Loss scaling: the fp16/bf16 step first unscales the gradients and checks them for inf/NaN
+  // (torch.amp's _amp_foreach_non_finite_check_and_unscale_, one multi-tensor kernel per group).
+  if (low_precision(s) && f.mixed_precision == sim::MixedPrecision::autocast) {
+    sim::Kernel unscale;
+    unscale.cls = sim::KernelClass::optimizer;
+    unscale.dtype = sim::Dtype::fp32;
+    unscale.bytes = params * 8 / groups;
+    out.push_back({"grad unscale", unscale.cls, sim::kernel_time_s(acc, unscale), host,
+                   static_cast<int>(groups)});
+  }
+  sim::Kernel k;
+  k.cls = sim::KernelClass::optimizer;
+  k.dtype = sim::Dtype::fp32;
+  k.flops = params * optimizer_flops_per_param(s.optimizer) / launches;
+  k.bytes = bytes / launches;
+  out.push_back({"optimizer", k.cls, sim::kernel_time_s(acc, k), host, static_cast<int>(launches)});
+}
+
+double device_seconds(const std::vector<Launch>& launches) {
+  double t = 0;
+  for (const Launch& l : launches)
+    t += l.device_s * l.count;
+  return t;
+}
+
+double host_seconds(const std::vector<Launch>& launches) {
+  double t = 0;
+  for (const Launch& l : launches)
+    t += l.host_s * l.count;
+  return t;
+}
+
+double dispatched_seconds(const std::vector<Launch>& launches) {
+  double host = 0;
+  double device = 0;
+  for (const Launch& l : launches) {
+    // A run of `count` identical launches: the device follows the host at the slower pace.
+    host += l.host_s;
+    device = std::max(device, host) + l.device_s;
+    if (l.count > 1) {
+      const double rest = l.count - 1;
+      host += rest * l.host_s;
+      device = std::max(device + rest * l.device_s, host + l.device_s);
+    }
+  }
+  return device;
+}
+
+}  // namespace trainsim::models

@@ -1,0 +1,52 @@
+#pragma once
+// What a training step launches, kernel by kernel: a layer's forward or backward kernels (the
+// zoo's KernelSpecs in the scenario's precision and attention form, plus mixed-precision weight
+// casts, fused as the framework fuses), the optimizer's kernels, each with its device time (the
+// one kernel-time model, sim/hw/kernel_model.hpp) and the host time the framework spends
+// launching it. Both step simulators build their work from these launches.
+
+#include <vector>
+
+#include "models/scenario.hpp"
+#include "models/zoo/zoo_model.hpp"
+
+namespace trainsim::models {
+
+enum class Pass { forward, backward };
+
+struct Launch {
+  const char* what = "";
+  sim::KernelClass cls = sim::KernelClass::elementwise;
+  double device_s = 0;  // one launch on the device, the device gap included
+  double host_s = 0;    // host time to launch it
+  int count = 1;        // launched this many times in a row
+};
+
+// Appends the kernels layer `l` launches in `pass` for `batch` samples to `out`.
+void layer_launches(const Scenario& s, const Layer& l, Pass pass, double batch,
+                    std::vector<Launch>& out);
+
+// Appends the optimizer step's kernels for `params` parameters held in `tensors` tensors (with
+// the mixed-precision gradient unscale where the framework scales the loss).
+void optimizer_launches(const Scenario& s, double params, int tensors, std::vector<Launch>& out);
+
+// Device seconds of all launches; host seconds to launch them all.
+double device_seconds(const std::vector<Launch>& launches);
+double host_seconds(const std::vector<Launch>& launches);
+// Seconds from the host's first launch to the device's last completion when one host thread
+// launches the kernels back to back and the device runs each as soon as it is launched and the
+// previous one is done (the device idle at the start).
+double dispatched_seconds(const std::vector<Launch>& launches);
+
+// Bytes per parameter of the gradients (what the data-parallel collectives carry), of the
+// weights kept on the device, and of the optimizer state, under the scenario's precision,
+// framework (autocast keeps fp32 weights and gradients; master weights keep 16-bit weights and
+// gradients plus an fp32 copy) and optimizer.
+double gradient_bytes_per_param(const Scenario& s);
+double weight_bytes_per_param(const Scenario& s);
+double optimizer_state_bytes_per_param(const Scenario& s);
+
+// True when the scenario computes in 16 bits (fp16, bf16; fp8 GEMMs keep 16-bit elsewhere).
+bool low_precision(const Scenario& s);
+
+}  // namespace trainsim::models

@@ -1,0 +1,65 @@
+#!/usr/bin/env python3
+"""Writes the values of a `trainsim calibrate --table ... --format json` run into hw_profiles/.
+
+Each fitted value replaces the one in its profile file, and the value's source comment becomes
+"calibrated on <table> (calibration half[, rows <regex>]): start -> value (stderr ...)", so every
+shipped value names the data it was fitted on. Usage:
+    build/trainsim calibrate --table deepbench_gemm --free ... --format json > fit.json
+    python3 scripts/apply_calibration.py fit.json
+"""
+import json
+import pathlib
+import re
+import sys
+
+root = pathlib.Path(__file__).resolve().parent.parent
+FOLDERS = {"kernels": "kernels", "framework": "frameworks", "accelerator": "accelerators",
+           "host": "hosts", "link": "links", "cluster": "clusters"}
+
+
+def format_value(path, value):
+    leaf = path.split(".")[-1]
+    if leaf in ("k_half",):
+        return str(round(value, 1))
+    if any(w in leaf for w in ("overhead", "per_kernel", "per_step", "latency")):
+        us = value * 1e6
+        return f'"{us:.3g} us"'
+    return f"{value:.3g}"
+
+
+def apply(fit):
+    table = fit["table"]
+    rows = fit.get("rows", ".*")
+    where = f"calibrated on {table} (calibration half" + ("" if rows == ".*" else f", rows '{rows}'") + ")"
+    for p in fit["parameters"]:
+        kind_name, path = p["name"].split(":", 1)
+        kind, name = kind_name.split("/", 1)
+        file = root / "hw_profiles" / FOLDERS[kind] / f"{name}.json"
+        lines = file.read_text().split("\n")
+        keys = path.split(".")
+        leaf = keys[-1]
+        parent = keys[-2] if len(keys) > 1 else None
+        start = 0
+        if parent:
+            start = next(i for i, l in enumerate(lines) if f'"{parent}"' in l and not l.strip().startswith("//"))
+        i = next(i for i in range(start, len(lines)) if f'"{leaf}":' in lines[i] and not lines[i].strip().startswith("//"))
+        new = format_value(path, p["value"])
+        err = p.get("std_error")
+        note = f"{where}: {p['start']:.4g} -> {p['value']:.4g}" + (f" (stderr {err:.2g})" if err is not None else "")
+        lines[i] = re.sub(r'("' + re.escape(leaf) + r'":\s*)("[^"]*"|[-+0-9.eE]+)',
+                          lambda m: m.group(1) + new, lines[i], count=1)
+        label = f"// {parent}.{leaf}:" if parent else None
+        comment_line = next((j for j in range(max(0, start - 1), i) if label and lines[j].strip().startswith(label)), None)
+        if comment_line is not None:
+            indent = lines[comment_line][: len(lines[comment_line]) - len(lines[comment_line].lstrip())]
+            lines[comment_line] = f"{indent}{label} {note}"
+        elif "//" in lines[i]:
+            lines[i] = lines[i][: lines[i].index("//")].rstrip() + f"  // {note}"
+        else:
+            lines[i] = lines[i] + f"  // {note}"
+        file.write_text("\n".join(lines))
+        print(f"{file.relative_to(root)}: {path} = {new}")
+
+
+for arg in sys.argv[1:]:
+    apply(json.loads(pathlib.Path(arg).read_text()))

@@ -1,0 +1,176 @@
+#pragma once
+// A device stream as CUDA runs one: work items (kernels, copies, collectives) execute one after
+// another in enqueue order, each no earlier than it was enqueued (the host launches it), and an
+// item may wait on a Gate (cudaStreamWaitEvent: an input copy, the gradient collectives). Every
+// instant of the stream's life is accounted to a category: busy time to the item's category,
+// idle time to the reason it idles (its head item's gate, or the empty queue's cause set by the
+// owner, e.g. "the host has not launched anything yet"). So the parts of a step add up exactly.
+
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "sim/core/engine.hpp"
+#include "sim/trace/trace_recorder.hpp"
+
+namespace trainsim::sim {
+
+class DeviceStream;
+
+// Opens when its pending count drops to zero; streams whose head item waits on it resume then.
+class Gate {
+ public:
+  explicit Gate(int idle_cause) : cause_(idle_cause) {}
+  Gate(const Gate&) = delete;
+  Gate& operator=(const Gate&) = delete;
+
+  void add(int n = 1) { pending_ += n; }
+  void reset() { pending_ = 0; }
+  // One pending item finished; at zero the gate opens and wakes its waiters.
+  void done();
+  bool open() const { return pending_ <= 0; }
+  int idle_cause() const { return cause_; }
+
+ private:
+  friend class DeviceStream;
+  int pending_ = 0;
+  int cause_ = 0;
+  std::vector<DeviceStream*> waiters_;
+};
+
+class DeviceStream {
+ public:
+  using Done = InlineCallback<40>;
+  static constexpr int kMaxCategories = 12;
+
+  DeviceStream(Engine& engine, int empty_queue_cause)
+      : engine_(engine), empty_cause_(empty_queue_cause) {}
+  DeviceStream(const DeviceStream&) = delete;
+  DeviceStream& operator=(const DeviceStream&) = delete;
+
+  void trace_to(TraceRecorder& trace, TraceRecorder::TrackId track) {
+    trace_ = &trace;
+    track_ = track;
+  }
+
+  // Runs `duration` of work accounted to `category` after everything enqueued before it, once
+  // `gate` (if any) is open; `on_done` fires at its end. `label` is recorded in the trace.
+  void enqueue(Time duration, int category, std::string_view label, std::string_view trace_category,
+               Done on_done, Gate* gate = nullptr);
+
+  // What an idle stream with an empty queue is waiting for, from now on (e.g. the host is blocked
+  // on the input queue rather than dispatching).
+  void set_empty_queue_cause(int cause);
+
+  // Cumulative seconds per category (busy categories and idle causes share one index space),
+  // including the current idle interval up to now.
+  std::array<double, kMaxCategories> totals() const;
+  bool idle() const { return !running_; }
+  std::size_t queued() const { return queue_.size(); }
+  std::uint64_t items() const { return items_; }
+
+ private:
+  struct Item {
+    Time duration;
+    int category;
+    std::string_view label;
+    std::string_view trace_category;
+    Done on_done;
+    Gate* gate;
+  };
+  friend class Gate;
+
+  void pump();
+  void finish();
+  void close_idle(Time now);
+  int current_idle_cause() const;
+
+  Engine& engine_;
+  TraceRecorder* trace_ = nullptr;
+  TraceRecorder::TrackId track_ = 0;
+  std::deque<Item> queue_;
+  bool running_ = false;
+  Time idle_since_ = Time::zero();
+  int empty_cause_;
+  std::array<double, kMaxCategories> totals_{};
+  std::uint64_t items_ = 0;
+};
+
+inline void Gate::done() {
+  if (pending_ == 1) {
+    // The waiters idled on this gate until now: account that before it opens.
+    for (DeviceStream* s : waiters_)
+      s->close_idle(s->engine_.now());
+  }
+  if (--pending_ > 0) return;
+  std::vector<DeviceStream*> waiters;
+  waiters.swap(waiters_);
+  for (DeviceStream* s : waiters)
+    s->pump();
+}
+
+inline int DeviceStream::current_idle_cause() const {
+  if (!queue_.empty() && queue_.front().gate != nullptr && !queue_.front().gate->open())
+    return queue_.front().gate->idle_cause();
+  return empty_cause_;
+}
+
+inline void DeviceStream::close_idle(Time now) {
+  if (now > idle_since_)
+    totals_[static_cast<std::size_t>(current_idle_cause())] += (now - idle_since_).seconds();
+  idle_since_ = now;
+}
+
+inline void DeviceStream::set_empty_queue_cause(int cause) {
+  if (!running_ && queue_.empty()) close_idle(engine_.now());
+  empty_cause_ = cause;
+}
+
+inline void DeviceStream::enqueue(Time duration, int category, std::string_view label,
+                                  std::string_view trace_category, Done on_done, Gate* gate) {
+  if (!running_ && queue_.empty()) close_idle(engine_.now());
+  queue_.push_back({duration, category, label, trace_category, std::move(on_done), gate});
+  pump();
+}
+
+inline void DeviceStream::pump() {
+  if (running_ || queue_.empty()) return;
+  Item& head = queue_.front();
+  if (head.gate != nullptr && !head.gate->open()) {
+    auto& w = head.gate->waiters_;
+    bool listed = false;
+    for (DeviceStream* s : w)
+      listed = listed || s == this;
+    if (!listed) w.push_back(this);
+    return;
+  }
+  const Time now = engine_.now();
+  close_idle(now);
+  running_ = true;
+  ++items_;
+  if (trace_ != nullptr && !head.label.empty())
+    trace_->span(track_, head.label, head.trace_category, now, now + head.duration);
+  engine_.after(head.duration, [this] { finish(); });
+}
+
+inline void DeviceStream::finish() {
+  Item item = std::move(queue_.front());
+  queue_.pop_front();
+  totals_[static_cast<std::size_t>(item.category)] += item.duration.seconds();
+  running_ = false;
+  idle_since_ = engine_.now();
+  if (item.on_done) item.on_done();
+  pump();
+}
+
+inline std::array<double, DeviceStream::kMaxCategories> DeviceStream::totals() const {
+  auto t = totals_;
+  if (!running_ && engine_.now() > idle_since_)
+    t[static_cast<std::size_t>(current_idle_cause())] += (engine_.now() - idle_since_).seconds();
+  return t;
+}
+
+}  // namespace trainsim::sim

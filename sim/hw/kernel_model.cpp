@@ -1,0 +1,96 @@
+#include "sim/hw/kernel_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+namespace trainsim::sim {
+
+namespace {
+
+// Split-K factors a library may choose for GEMMs with few output tiles and a long reduction
+// (cuBLAS and CUTLASS split K across CTAs and reduce the partial sums).
+constexpr double kSplitK[] = {1, 2, 3, 4, 6, 8, 12, 16, 24, 32};
+
+struct TileChoice {
+  double efficiency = 0;  // quantisation x tile throughput x main-loop efficiency
+  double split = 1;
+};
+
+// The best (tile size, split-K) for a GEMM view: the fraction of the device's peak the tiles
+// achieve, before the per-class efficiency. Fused attention tiles its query rows only: each tile
+// spans the whole head dimension (FlashAttention's blocks), so n is never quantised.
+TileChoice best_tiling(const AcceleratorSpec& a, const GemmShape& g, bool attention) {
+  const KernelEfficiency& e = a.kernels;
+  const double units = std::max(1, a.compute_units);
+  const double useful = g.m * g.n * g.batch;
+  TileChoice best;
+  // The architecture's main tile and the narrower ones libraries fall back to when the big ones
+  // leave SMs idle or waste a skinny operand (each dimension halved up to three times: 128 -> 64
+  // -> 32 -> 16), at a lower per-tile rate for every halving of the tile's area (less operand
+  // reuse).
+  for (int hm = 0; hm < 4; ++hm) {
+    for (int hn = 0; hn < 4; ++hn) {
+      const double tm = e.tile_m / (1 << hm);
+      const double tn = attention ? std::max(g.n, 1.0) : e.tile_n / (1 << hn);
+      if (attention && hn > 0) continue;
+      const double tile_throughput = std::pow(e.half_tile_throughput, hm + (attention ? 0 : hn));
+      const double tiles = std::ceil(g.m / tm) * std::ceil(g.n / tn) * g.batch;
+      for (const double split : kSplitK) {
+        if (split > 1 && (tiles * split > 8 * units || g.k / split < 2 * e.k_half)) break;
+        const double waves = std::ceil(tiles * split / units);
+        const double quantisation = useful * split / (waves * units * tm * tn);
+        const double k_each = g.k / split;
+        const double main_loop = e.k_half > 0 ? k_each / (k_each + e.k_half) : 1.0;
+        const double eff = std::min(1.0, quantisation) * tile_throughput * main_loop;
+        if (eff > best.efficiency) best = {eff, split};
+      }
+    }
+  }
+  return best;
+}
+
+double memory_efficiency(const AcceleratorSpec& a, KernelClass c) {
+  const auto cls = is_compute_class(c) ? KernelClass::copy : c;
+  const double eff = a.kernels.memory[static_cast<std::size_t>(cls)];
+  return eff > 0 ? eff : 1.0;
+}
+
+}  // namespace
+
+double gemm_quantisation(const AcceleratorSpec& a, KernelClass cls, const GemmShape& g) {
+  if (!is_compute_class(cls) || g.m <= 0 || g.n <= 0 || g.k <= 0) return 1.0;
+  return best_tiling(a, g, cls == KernelClass::attention).efficiency;
+}
+
+double kernel_body_s(const AcceleratorSpec& a, const Kernel& k) {
+  double compute_s = 0;
+  double bytes = k.bytes;
+  if (is_compute_class(k.cls) && k.flops > 0) {
+    const auto peak = a.peak(k.dtype);
+    const double eff = a.kernels.effective_compute(k.cls, k.dtype);
+    if (!peak || eff <= 0) {
+      throw std::invalid_argument(a.name + " (kernels " + a.kernels.name + ") has no " +
+                                  dtype_name(k.dtype) + " path for " + kernel_class_name(k.cls) +
+                                  " kernels");
+    }
+    double tiling = 1.0;
+    if (k.gemm.m > 0 && k.gemm.n > 0 && k.gemm.k > 0) {
+      const TileChoice t = best_tiling(a, k.gemm, k.cls == KernelClass::attention);
+      tiling = t.efficiency;
+      // Split-K partial sums are written and read back once in fp32.
+      if (t.split > 1) bytes += 2 * (t.split - 1) * k.gemm.m * k.gemm.n * k.gemm.batch * 4;
+    }
+    compute_s = k.flops / (*peak * eff * std::max(tiling, 1e-6));
+  }
+  const double memory_s =
+      bytes > 0 ? bytes / (a.memory_bw_bytes_per_s * memory_efficiency(a, k.cls)) : 0.0;
+  return std::max(compute_s, memory_s);
+}
+
+double kernel_time_s(const AcceleratorSpec& a, const Kernel& k) {
+  return a.kernel_launch_overhead_s + kernel_body_s(a, k);
+}
+
+}  // namespace trainsim::sim
