@@ -1,8 +1,9 @@
 // Wall time and peak memory of one `simulate` (scenario load + training-step simulation) vs the
 // number of accelerators, 8 to 65,536: ResNet-50 (the built-in demo scenario) on DGX H100 nodes
-// joined by an NDR fat tree, data x pipeline parallel. Each device count runs in a forked child so
-// its peak RSS is its own. Replicas are identical and simulated once (DESIGN.md section 4), so
-// the cost should stay flat; the last column is the growth relative to 8 devices, to compare
+// joined by an NDR fat tree, data x pipeline parallel, collectives priced flow-level at every size
+// (message level up to 256 ranks, phase-aggregated beyond). Each device count runs in a forked
+// child so its peak RSS is its own. Replicas are identical and simulated once (DESIGN.md section
+// 4), so the cost should stay flat; the last column is the growth relative to 8 devices, to compare
 // with the device ratio (linear growth would equal it). A benchmark, never a timed test.
 //
 // usage: bench_scale [--pipeline K] [--reps N]
@@ -32,12 +33,16 @@ struct Measure {
   long peak_rss_kib = 0;  // the child's peak resident set
   unsigned long long events = 0;
   double step_time_s = 0;
+  double comm_time_s = 0;
+  char model[40] = {};
 };
 
 struct ChildResult {
   double wall_s;
   unsigned long long events;
   double step_time_s;
+  double comm_time_s;
+  char model[40];  // the step report's collective_model
 };
 
 // Runs in the child: `reps` simulations of the scenario at `devices`, median wall time.
@@ -59,6 +64,8 @@ ChildResult simulate_at(int devices, int pipeline, int reps) {
     walls.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
     r.events = report.events;
     r.step_time_s = report.step_time_s;
+    r.comm_time_s = report.comm_time_s;
+    std::snprintf(r.model, sizeof r.model, "%s", report.collective_model.c_str());
   }
   std::sort(walls.begin(), walls.end());
   r.wall_s = walls[walls.size() / 2];
@@ -90,7 +97,9 @@ Measure in_child(int devices, int pipeline, int reps, bool idle) {
   rusage usage{};
   ::wait4(pid, &status, 0, &usage);
   if (!got || !WIFEXITED(status) || WEXITSTATUS(status) != 0) std::exit(1);
-  return {r.wall_s, usage.ru_maxrss, r.events, r.step_time_s};
+  Measure m{r.wall_s, usage.ru_maxrss, r.events, r.step_time_s, r.comm_time_s, {}};
+  std::snprintf(m.model, sizeof m.model, "%s", r.model);
+  return m;
 }
 
 }  // namespace
@@ -111,15 +120,18 @@ int main(int argc, char** argv) {
       "bench_scale: ResNet-50 (built-in demo) on dgx-h100-x4 nodes, data x pipeline %d, "
       "median of %d runs; forked child's baseline RSS %ld KiB\n",
       pipeline, reps, idle.peak_rss_kib);
-  std::printf("%8s %8s %12s %12s %14s %10s %14s %12s\n", "devices", "nodes", "wall_ms", "events",
-              "peak_rss_KiB", "rss_+KiB", "step_time_ms", "cost_vs_8");
+  std::printf("%8s %8s %12s %12s %14s %10s %14s %12s %12s  %s\n", "devices", "nodes", "wall_ms",
+              "events", "peak_rss_KiB", "rss_+KiB", "step_time_ms", "comm_ms", "cost_vs_8",
+              "collective_model");
   double base = 0;
   for (int devices = std::max(8, pipeline); devices <= 65536; devices *= 2) {
     const Measure m = in_child(devices, pipeline, reps, false);
     if (base == 0) base = m.wall_s;
-    std::printf("%8d %8d %12.3f %12llu %14ld %10ld %14.3f %11.2fx\n", devices,
+    std::printf("%8d %8d %12.3f %12llu %14ld %10ld %14.3f %12.3f %11.2fx  %s\n", devices,
                 std::max(1, devices / 8), m.wall_s * 1e3, m.events, m.peak_rss_kib,
-                m.peak_rss_kib - idle.peak_rss_kib, m.step_time_s * 1e3, m.wall_s / base);
+                m.peak_rss_kib - idle.peak_rss_kib, m.step_time_s * 1e3, m.comm_time_s * 1e3,
+                m.wall_s / base, m.model);
+    std::fflush(stdout);
   }
   std::printf("device ratio 65536/8 = 8192x (linear growth); cost_vs_8 is the measured growth\n");
   return 0;

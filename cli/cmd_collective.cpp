@@ -1,5 +1,6 @@
-// trainsim collective --cluster NAME [--set PATH=VALUE]... [--op OP] [--algorithm ALG] --bytes SIZE
-//                     [--density R] [--sweep MIN:MAX] [--format text|json]
+// trainsim collective --cluster NAME [--set PATH=VALUE]... [--op OP] [--algorithm ALG]
+//                     [--protocol LL|LL128|Simple] --bytes SIZE [--density R] [--sweep MIN:MAX]
+//                     [--format text|json]
 
 #include <cmath>
 #include <cstdio>
@@ -81,6 +82,8 @@ nlohmann::json result_json(const coll::CollectiveSpec& spec, const coll::Collect
                    {"events", r.events},
                    {"wall_s", r.wall_s},
                    {"model", r.aggregated ? "aggregated" : "exact"},
+                   {"algorithm_run", coll::algorithm_name(r.algorithm)},
+                   {"protocol", r.protocol},
                    {"messages", r.flows},
                    {"phases", r.phases},
                    {"chunks", r.chunks},
@@ -99,6 +102,10 @@ void print_text(std::ostream& os, const std::string& cluster, const coll::Collec
   os << coll::op_name(spec.op) << " by " << coll::algorithm_name(spec.algorithm) << " on "
      << cluster << ": " << r.ranks << " ranks, " << format_bytes(spec.bytes) << " per rank ("
      << sim::dtype_name(spec.dtype) << ")\n";
+  if (spec.algorithm == coll::Algorithm::automatic || !r.protocol.empty()) {
+    os << "  ran          " << coll::algorithm_name(r.algorithm)
+       << (r.protocol.empty() ? "" : " / " + r.protocol) << "\n";
+  }
   if (r.k > 0)
     os << "  k            " << r.k << " elements per rank (density " << spec.density << ")\n";
   os << "  time         " << format_seconds(r.time_s) << "\n"
@@ -119,18 +126,21 @@ void print_text(std::ostream& os, const std::string& cluster, const coll::Collec
 int run_collective(const Args& args, CommandIo& io) {
   po::options_description options("collective options");
   std::string cluster_name, op = "allreduce", algorithm = "ring", bytes_text, sweep,
-                            format = "text", dtype = "fp32";
+                            format = "text", dtype = "fp32", protocol;
   std::vector<std::string> sets, dirs;
   double density = 0.001;
   int ranks = 0, chunks = 0, servers = 1;
   options.add_options()("cluster", po::value(&cluster_name), "cluster profile name")(
       "set", po::value(&sets),
       "override cluster.PATH=VALUE (repeatable), e.g. --set cluster.nodes=64")(
-      "op", po::value(&op), "allreduce | allgather | reduce_scatter | broadcast")(
+      "op", po::value(&op), "allreduce | allgather | reduce_scatter | broadcast | alltoall")(
       "algorithm", po::value(&algorithm),
-      "ring | tree | double_binary_tree | halving_doubling | hierarchical | parameter_server | "
-      "topk | gtopk (default ring)")("bytes", po::value(&bytes_text),
-                                     "payload per rank, e.g. 64 MiB")(
+      "auto | ring | tree | double_binary_tree | halving_doubling | hierarchical | nvls | collnet "
+      "| "
+      "parameter_server | topk | gtopk (default ring)")(
+      "protocol", po::value(&protocol),
+      "LL | LL128 | Simple (default: the fastest, as NCCL's tuner picks)")(
+      "bytes", po::value(&bytes_text), "payload per rank, e.g. 64 MiB")(
       "sweep", po::value(&sweep), "MIN:MAX sizes, doubling (nccl-tests-like table)")(
       "density", po::value(&density), "topk/gtopk: fraction of gradients sent (default 0.001)")(
       "ranks", po::value(&ranks), "use the first N accelerators (default: all)")(
@@ -157,6 +167,7 @@ int run_collective(const Args& args, CommandIo& io) {
   coll::CollectiveSpec spec;
   spec.op = coll::parse_op(op, "--op " + op);
   spec.algorithm = coll::parse_algorithm(algorithm, "--algorithm " + algorithm);
+  if (!protocol.empty()) spec.protocol = coll::parse_protocol(protocol, "--protocol " + protocol);
   if (!(density > 0 && density <= 1)) {
     std::ostringstream d;
     d << density;
@@ -208,8 +219,8 @@ int run_collective(const Args& args, CommandIo& io) {
                 coll::algorithm_name(spec.algorithm), cluster.name.c_str(),
                 sim::dtype_name(spec.dtype));
   text << line;
-  std::snprintf(line, sizeof line, "#%14s %13s %6s %12s %12s %12s\n", "size(B)", "count", "type",
-                "time(us)", "algbw(GB/s)", "busbw(GB/s)");
+  std::snprintf(line, sizeof line, "#%14s %13s %6s %12s %12s %12s  %s\n", "size(B)", "count",
+                "type", "time(us)", "algbw(GB/s)", "busbw(GB/s)", "algorithm/protocol");
   text << line;
   int nranks = 0;
   for (double b = lo; b <= hi * (1 + 1e-12); b *= 2) {
@@ -217,9 +228,12 @@ int run_collective(const Args& args, CommandIo& io) {
     const coll::CollectiveResult r = coll::run_collective(cluster, spec);
     nranks = r.ranks;
     rows.push_back(result_json(spec, r));
-    std::snprintf(line, sizeof line, "%15.0f %13.0f %6s %12.2f %12.2f %12.2f\n", b,
+    const std::string how = std::string(coll::algorithm_name(r.algorithm)) +
+                            (r.protocol.empty() ? "" : "/" + r.protocol);
+    std::snprintf(line, sizeof line, "%15.0f %13.0f %6s %12.2f %12.2f %12.2f  %s\n", b,
                   std::floor(b / sim::dtype_bytes(spec.dtype)), sim::dtype_name(spec.dtype),
-                  r.time_s * 1e6, r.algbw_bytes_per_s / 1e9, r.busbw_bytes_per_s / 1e9);
+                  r.time_s * 1e6, r.algbw_bytes_per_s / 1e9, r.busbw_bytes_per_s / 1e9,
+                  how.c_str());
     text << line;
   }
   if (format == "json") {

@@ -4,23 +4,56 @@
 #include <cmath>
 
 #include "models/kernel_plan.hpp"
+#include "sim/collectives/algorithms.hpp"
+#include "sim/collectives/closed_forms.hpp"
 #include "sim/collectives/collective.hpp"
+#include "sim/collectives/kernels.hpp"
+#include "sim/net/cluster_layout.hpp"
 
 namespace trainsim::models {
 
+namespace {
+
+// Gradients as the framework keeps them (models/kernel_plan.hpp): fp32 under autocast and in
+// fp32/TF32 training, 16-bit with master weights.
+sim::Dtype gradient_dtype(const Scenario& s) {
+  if (gradient_bytes_per_param(s) >= 4) return sim::Dtype::fp32;
+  return s.precision == sim::Dtype::fp8 ? sim::Dtype::bf16 : s.precision;
+}
+
+// Above this many ranks sim/collectives aggregates phases (message level below).
+constexpr int kMessageLevelMaxRanks = 64;
+
+// Latency of the route between two accelerators of the cluster (all of its links).
+double route_latency_s(const sim::ClusterSpec& c, int from, int to) {
+  sim::ClusterSpec two = c;
+  two.nodes = std::min(c.nodes, std::max(from, to) / c.accelerators_per_node + 1);
+  if (two.inter_topology == sim::InterTopology::ring ||
+      two.inter_topology == sim::InterTopology::torus2d ||
+      two.inter_topology == sim::InterTopology::torus3d) {
+    two = c;  // their shape depends on the node count
+  }
+  const sim::ClusterLayout layout(two);
+  std::vector<sim::Hop> hops;
+  return layout.route(layout.accelerator(from), layout.accelerator(to), hops);
+}
+
+}  // namespace
+
 PathCost ring_path(const sim::ClusterSpec& c, int ranks) {
   const int per_node = std::min(ranks, c.accelerators_per_node);
-  PathCost p{c.intra_link.latency_s, c.intra_link.bw_bytes_per_s};
+  PathCost p{0, c.intra_link.bw_bytes_per_s};
+  if (per_node > 1) p.alpha_s = route_latency_s(c, 0, 1);
   if (!c.p2p) {
-    // Without peer-to-peer each message is staged through host memory: two PCIe hops in series.
-    p.alpha_s = 2 * c.host_link.latency_s;
+    // Without peer-to-peer each message is staged through host memory: two PCIe hops in series
+    // (the route acc -> host -> acc), half the bandwidth each way.
     p.bw_bytes_per_s = c.host_link.bw_bytes_per_s / 2;
   }
   if (ranks > per_node && c.inter_link) {
     // A node's ranks share its NICs for the inter-node hops of the ring.
     const double nic_share = c.inter_link->bw_bytes_per_s * c.nics_per_node / per_node;
     p.bw_bytes_per_s = std::min(p.bw_bytes_per_s, nic_share);
-    p.alpha_s = std::max(p.alpha_s, c.inter_link->latency_s);
+    p.alpha_s = std::max(p.alpha_s, route_latency_s(c, per_node - 1, per_node));
   }
   return p;
 }
@@ -41,26 +74,33 @@ double allreduce_time_s(const sim::ClusterSpec& c, const CommSpec& comm, int ran
   const double p = ranks;
   const PathCost path = ring_path(c, ranks);
   const double log2p = std::ceil(std::log2(p));
+  // Each rank reduces (P-1)/P of the data (ring, halving-doubling, hierarchical), a tree's inner
+  // ranks twice the data: at the accelerator's reduction rate (sim/collectives/kernels.hpp).
+  const sim::collectives::KernelCosts kernels{c.accelerator, c.host, sim::Dtype::fp32, true};
+  const double reduce_s = kernels.reduce_s((p - 1) / p * bytes);
   if (comm.algorithm == "tree" || comm.algorithm == "double_binary_tree") {
-    return 2 * log2p * path.alpha_s + 2 * bytes / path.bw_bytes_per_s;
+    return 2 * log2p * path.alpha_s + 2 * bytes / path.bw_bytes_per_s + kernels.reduce_s(2 * bytes);
   }
   if (comm.algorithm == "parameter_server") {
     // One server's link carries every rank's push and pull.
     return 2 * path.alpha_s + 2 * p * bytes / path.bw_bytes_per_s;
   }
   if (comm.algorithm == "halving_doubling") {
-    return 2 * log2p * path.alpha_s + 2 * (p - 1) / p * bytes / path.bw_bytes_per_s;
+    return 2 * log2p * path.alpha_s + 2 * (p - 1) / p * bytes / path.bw_bytes_per_s + reduce_s;
   }
   if (comm.algorithm == "hierarchical" && c.inter_link && ranks > c.accelerators_per_node) {
     const double g = c.accelerators_per_node;
     const double n = p / g;
     const PathCost intra = ring_path(c, c.accelerators_per_node);
+    const PathCost inter = ring_path(c, ranks);
     const double inter_bw = c.inter_link->bw_bytes_per_s * c.nics_per_node / g;
     const double intra_s = 2 * (g - 1) * (intra.alpha_s + bytes / g / intra.bw_bytes_per_s);
-    const double inter_s = 2 * (n - 1) * (c.inter_link->latency_s + bytes / g / n / inter_bw);
-    return intra_s + inter_s;
+    const double inter_s = 2 * (n - 1) * (inter.alpha_s + bytes / g / n / inter_bw);
+    return intra_s + inter_s + reduce_s;
   }
-  return 2 * (p - 1) * path.alpha_s + 2 * (p - 1) / p * bytes / path.bw_bytes_per_s;
+  return sim::collectives::closed_form::ring_allreduce_s(ranks, bytes, path.alpha_s,
+                                                         1 / path.bw_bytes_per_s) +
+         reduce_s;
 }
 
 double sparse_allreduce_time_s(const sim::ClusterSpec& c, const CommSpec& comm, int ranks,
@@ -68,41 +108,19 @@ double sparse_allreduce_time_s(const sim::ClusterSpec& c, const CommSpec& comm, 
   if (ranks <= 1) return 0;
   const PathCost path = ring_path(c, ranks);
   const double k = std::max(1.0, std::ceil(comm.density * elements));
-  const double log2p = std::ceil(std::log2(static_cast<double>(ranks)));
-  // b is the time of one element; "2k" counts the k values and their k indices (same width).
-  const double b = value_bytes / path.bw_bytes_per_s;
-  if (comm.compression == "gtopk") return log2p * path.alpha_s + 2 * k * log2p * b;
-  return log2p * path.alpha_s + 2 * (ranks - 1) * k * b;
+  // b is the time of one byte; "2k" counts the k values and their k indices (same width).
+  const double b = 1 / path.bw_bytes_per_s;
+  if (comm.compression == "gtopk")
+    return sim::collectives::closed_form::gtopk_allreduce_s(ranks, k, value_bytes, path.alpha_s, b);
+  return sim::collectives::closed_form::topk_allgather_s(ranks, k, value_bytes, path.alpha_s, b);
 }
-
-namespace {
-
-// sim/collectives runs up to this many ranks message by message in a fraction of a second per
-// distinct size (measured: 256-rank ring of 25 MB); beyond it only fabrics with the
-// phase-aggregated model stay fast.
-constexpr int kMessageLevelMaxRanks = 256;
-
-sim::collectives::Algorithm dense_algorithm(const std::string& name) {
-  return sim::collectives::parse_algorithm(name, "communication.algorithm");
-}
-
-// Gradients as the framework keeps them (models/kernel_plan.hpp): fp32 under autocast and in
-// fp32/TF32 training, 16-bit with master weights.
-sim::Dtype gradient_dtype(const Scenario& s) {
-  if (gradient_bytes_per_param(s) >= 4) return sim::Dtype::fp32;
-  return s.precision == sim::Dtype::fp8 ? sim::Dtype::bf16 : s.precision;
-}
-
-}  // namespace
 
 CollectiveCoster::CollectiveCoster(const Scenario& s, int ranks) : s_(s), ranks_(ranks) {
-  const bool aggregated = sim::collectives::aggregation_supported(s.cluster);
   if (ranks_ <= 1 || s.inference) {
     model_name_ = "none";
-  } else if (ranks_ > kMessageLevelMaxRanks && !aggregated) {
+  } else if (s.comm.model == CommModel::alpha_beta) {
     flow_level_ = false;
-    model_name_ = "alpha-beta (" + std::to_string(ranks_) +
-                  " ranks on a fabric without the phase-aggregated flow model)";
+    model_name_ = "alpha-beta (communication.model)";
   } else {
     model_name_ = ranks_ > kMessageLevelMaxRanks ? "flow-level (phase-aggregated)" : "flow-level";
   }
@@ -114,13 +132,13 @@ double CollectiveCoster::priced(double bytes, bool sparse) {
   spec.op = col::Op::allreduce;
   spec.algorithm =
       sparse ? (s_.comm.compression == "gtopk" ? col::Algorithm::gtopk : col::Algorithm::topk)
-             : dense_algorithm(s_.comm.algorithm);
+             : col::parse_algorithm(s_.comm.algorithm, "communication.algorithm");
   spec.bytes = bytes;
   spec.density = s_.comm.density;
   spec.dtype = gradient_dtype(s_);
   spec.ranks = ranks_;
-  // The step charges top-k selection itself; dense reductions run inside the collective.
-  spec.charge_kernels = !sparse;
+  // The step charges the top-k selection as compute before the exchange (topk_selection_s).
+  spec.include_selection = false;
   const col::CollectiveResult r = col::run_collective(s_.cluster, spec);
   events_ += r.events;
   return r.time_s;

@@ -202,8 +202,12 @@ Scenario load_scenario(nlohmann::json doc, const std::string& file,
   if (auto c = r.optional_object("communication")) {
     s.comm.algorithm = c->choice_or("algorithm",
                                     {"ring", "tree", "double_binary_tree", "halving_doubling",
-                                     "hierarchical", "parameter_server"},
+                                     "hierarchical", "parameter_server", "auto", "nvls", "collnet"},
                                     "ring");
+    // issue 14: explicit alpha-beta pricing; flow-level otherwise.
+    s.comm.model = c->choice_or("model", {"flow", "alpha_beta"}, "flow") == "alpha_beta"
+                       ? CommModel::alpha_beta
+                       : CommModel::flow_level;
     s.comm.bucket_bytes =
         c->quantity_or("bucket_size", sim::Dimension::bytes, sim::Bound::positive, 25e6);
     s.comm.overlap = c->boolean_or("overlap", true);

@@ -36,9 +36,14 @@ struct InputPipelineSpec {
   bool echo_before_augment = false;  // true: each echoed copy is augmented again (costs CPU)
 };
 
+// How the step prices its collectives (issue 14): flow-level message schedules on the cluster's
+// network (default), or the alpha-beta closed forms when a scenario asks for them.
+enum class CommModel { flow_level, alpha_beta };
+
 struct CommSpec {
   std::string algorithm = "ring";
-  double bucket_bytes = 25e6;  // PyTorch DDP's default bucket
+  CommModel model = CommModel::flow_level;  // "communication.model": "flow" | "alpha_beta"
+  double bucket_bytes = 25e6;               // PyTorch DDP's default bucket
   bool overlap = true;
   std::string compression = "none";  // none | topk | gtopk
   double density = 0.001;

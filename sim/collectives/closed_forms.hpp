@@ -32,10 +32,12 @@ inline double topk_allgather_s(int p, double k, double element_bytes, double a, 
   return log2_ceil(p) * a + 2.0 * (p - 1) * k * element_bytes * b;
 }
 
-// gTopKAllReduce, one tree phase: a log2 P + 2k log2 P b; the whole algorithm (tree reduce, then
-// broadcast of the global top k) is twice that, as the paper counts (2a log P + 4k b log P).
-inline double gtopk_tree_phase_s(int p, double k, double element_bytes, double a, double b) {
-  return log2_ceil(p) * a + 2.0 * k * element_bytes * log2_ceil(p) * b;
+// gTopKAllReduce as the paper counts it (Shi et al., ICDCS 2019, arXiv:1901.04359, eq. for
+// gTopKAllReduce): log2 P tree rounds that reduce the top k (each moving 2k elements: k values
+// and k indices), then log2 P rounds that broadcast the global top k back:
+// 2 a log2 P + 4 k b log2 P.
+inline double gtopk_allreduce_s(int p, double k, double element_bytes, double a, double b) {
+  return 2.0 * log2_ceil(p) * a + 4.0 * k * element_bytes * log2_ceil(p) * b;
 }
 
 }  // namespace trainsim::sim::collectives::closed_form

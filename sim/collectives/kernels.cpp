@@ -1,6 +1,7 @@
 #include "sim/collectives/kernels.hpp"
 
 #include <algorithm>
+#include <limits>
 
 #include "sim/hw/kernel_model.hpp"
 
@@ -10,19 +11,40 @@ double KernelCosts::launch_s() const {
   return enabled ? accelerator.kernel_launch_overhead_s : 0.0;
 }
 
-double KernelCosts::memory_bound_s(KernelClass cls, double flops, double bytes) const {
-  if (!enabled || (flops <= 0 && bytes <= 0)) return 0;
-  Kernel k;
-  k.cls = cls;
-  k.dtype = dtype;
-  k.flops = flops;
-  k.bytes = bytes;
+double KernelCosts::body_s(const Kernel& k) const {
+  if (!enabled || (k.flops <= 0 && k.bytes <= 0)) return 0;
   return kernel_body_s(accelerator, k);
 }
 
+Kernel KernelCosts::reduction(double bytes) const {
+  Kernel k;
+  k.cls = KernelClass::elementwise;
+  k.dtype = dtype;
+  k.flops = bytes / dtype_bytes(dtype);
+  k.bytes = 3 * bytes;
+  return k;
+}
+
+Kernel KernelCosts::topk(double elements, double count) const {
+  const int e = dtype_bytes(dtype);
+  const double passes = std::max(1, e);  // one 8-bit digit per byte of the key
+  Kernel k;
+  k.cls = KernelClass::topk;
+  k.dtype = dtype;
+  k.flops = passes * elements;
+  k.bytes = passes * elements * e + 2 * count * e;
+  return k;
+}
+
 double KernelCosts::reduce_s(double bytes) const {
-  const double elements = bytes / dtype_bytes(dtype);
-  return memory_bound_s(KernelClass::elementwise, elements, 3 * bytes);
+  return body_s(reduction(bytes));
+}
+
+double KernelCosts::reduce_rate_bytes_per_s() const {
+  if (!enabled) return std::numeric_limits<double>::infinity();
+  const double probe = 256.0 * 1024 * 1024;
+  const double t = reduce_s(probe);
+  return t > 0 ? probe / t : std::numeric_limits<double>::infinity();
 }
 
 double KernelCosts::host_reduce_s(double bytes) const {
@@ -31,18 +53,30 @@ double KernelCosts::host_reduce_s(double bytes) const {
 }
 
 double KernelCosts::residual_s(double elements) const {
-  return memory_bound_s(KernelClass::elementwise, elements, 3 * elements * dtype_bytes(dtype));
+  Kernel k;
+  k.cls = KernelClass::elementwise;
+  k.dtype = dtype;
+  k.flops = elements;
+  k.bytes = 3 * elements * dtype_bytes(dtype);
+  return body_s(k);
 }
 
 double KernelCosts::topk_select_s(double elements, double k) const {
-  const int e = dtype_bytes(dtype);
-  const double passes = std::max(1, e);  // one 8-bit digit per byte of the key
-  return memory_bound_s(KernelClass::topk, passes * elements, passes * elements * e + 2 * k * e);
+  return body_s(topk(elements, k));
+}
+
+double KernelCosts::topk_compress_s(double elements, double k) const {
+  return launch_s() + residual_s(elements) + launch_s() + topk_select_s(elements, k);
 }
 
 double KernelCosts::scatter_add_s(double count) const {
   const int e = dtype_bytes(dtype);
-  return memory_bound_s(KernelClass::scatter, count, count * (2 * e) + 2 * count * e);
+  Kernel k;
+  k.cls = KernelClass::scatter;
+  k.dtype = dtype;
+  k.flops = count;
+  k.bytes = count * (2 * e) + 2 * count * e;
+  return body_s(k);
 }
 
 }  // namespace trainsim::sim::collectives

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <tuple>
 
 namespace trainsim::sim::collectives {
 
@@ -41,15 +42,26 @@ void Schedule::add_steps(int steps, int chunks, const std::function<std::uint64_
 }
 
 Phase Schedule::build(std::size_t phase) const {
+  Phase out;
+  build(phase, out);
+  return out;
+}
+
+void Schedule::build(std::size_t phase, Phase& out) const {
   auto seg = std::upper_bound(segments_.begin(), segments_.end(), phase,
                               [](std::size_t p, const Segment& s) { return p < s.first_phase; });
   const Segment& s = *(seg - 1);
-  Phase out;
+  out.transfers.clear();
+  out.compute_s = 0;
   if (!s.emit) {
     out.compute_s = s.compute_s;
-    return out;
+    return;
   }
   const int q = static_cast<int>(phase - s.first_phase);
+  if (s.chunks == 1) {  // one step, emitted in place
+    s.emit(q, out.transfers);
+    return;
+  }
   std::vector<Transfer> step;
   for (int j = 0; j < s.chunks; ++j) {
     const int i = q - j;
@@ -59,39 +71,35 @@ Phase Schedule::build(std::size_t phase) const {
     for (Transfer t : step) {
       t.bytes /= s.chunks;
       t.receiver_compute_s /= s.chunks;
+      if (j > 0) t.follower = true;
       out.transfers.push_back(t);
     }
   }
   if (s.chunks > 1) {
-    // Chunks of different steps between the same pair travel as one message.
+    // Chunks of different steps between the same pair on one channel travel as one message
+    // (driven by the channel's one thread block: its rate cap is not added up).
     std::stable_sort(out.transfers.begin(), out.transfers.end(),
                      [](const Transfer& a, const Transfer& b) {
-                       return a.src < b.src || (a.src == b.src && a.dst < b.dst);
+                       return std::tie(a.src, a.dst, a.channel) < std::tie(b.src, b.dst, b.channel);
                      });
     std::size_t w = 0;
     for (std::size_t r = 0; r < out.transfers.size(); ++r) {
-      if (w > 0 && out.transfers[w - 1].src == out.transfers[r].src &&
-          out.transfers[w - 1].dst == out.transfers[r].dst) {
-        out.transfers[w - 1].bytes += out.transfers[r].bytes;
-        out.transfers[w - 1].receiver_compute_s += out.transfers[r].receiver_compute_s;
+      Transfer& last = out.transfers[w > 0 ? w - 1 : 0];
+      const Transfer& t = out.transfers[r];
+      if (w > 0 && last.src == t.src && last.dst == t.dst && last.channel == t.channel) {
+        last.bytes += t.bytes;
+        last.receiver_compute_s += t.receiver_compute_s;
+        last.follower = last.follower && t.follower;
+        last.max_rate_bytes_per_s =
+            last.max_rate_bytes_per_s > 0 && t.max_rate_bytes_per_s > 0
+                ? std::max(last.max_rate_bytes_per_s, t.max_rate_bytes_per_s)
+                : 0.0;
       } else {
         out.transfers[w++] = out.transfers[r];
       }
     }
     out.transfers.resize(w);
   }
-  return out;
-}
-
-std::uint64_t Schedule::count_flows() const {
-  std::vector<std::uint64_t> per_key(num_keys_, ~std::uint64_t{0});
-  std::uint64_t total = 0;
-  for (std::size_t p = 0; p < keys_.size(); ++p) {
-    std::uint64_t& n = per_key[keys_[p]];
-    if (n == ~std::uint64_t{0}) n = build(p).transfers.size();
-    total += n;
-  }
-  return total;
 }
 
 }  // namespace trainsim::sim::collectives

@@ -57,6 +57,59 @@ Spec named_or_inline(JsonReader& parent, const std::string& key, ByName by_name,
   return by_name(parent.string(key), parent.where(key));
 }
 
+// Issue 14: the cluster's "collectives" block (how its collective library runs).
+CollectiveFabricSpec read_collectives(JsonReader& r) {
+  CollectiveFabricSpec c;
+  const std::string lib = r.choice_or("library", {"none", "nccl", "rccl"}, "none");
+  c.library = lib == "nccl"   ? CollectiveLibrary::nccl
+              : lib == "rccl" ? CollectiveLibrary::rccl
+                              : CollectiveLibrary::none;
+  const std::string gen =
+      r.choice_or("generation", {"volta", "ampere", "hopper", "blackwell", "cdna3"}, "ampere");
+  c.generation = gen == "volta"       ? GpuGeneration::volta
+                 : gen == "hopper"    ? GpuGeneration::hopper
+                 : gen == "blackwell" ? GpuGeneration::blackwell
+                 : gen == "cdna3"     ? GpuGeneration::cdna3
+                                      : GpuGeneration::ampere;
+  c.channels = static_cast<int>(r.integer_or("channels", 1, 0));
+  c.nvls = r.boolean_or("nvls", false);
+  c.nvls_efficiency = r.number_or("nvls_efficiency", Bound::unit_interval, 1.0);
+  c.sharp = r.boolean_or("sharp", false);
+  c.base_latency_s = r.optional_quantity("base_latency", Dimension::seconds, Bound::non_negative);
+  if (r.has("protocols")) {
+    c.protocols = {false, false, false};
+    const nlohmann::json& list = r.raw()["protocols"];
+    r.ignore({"protocols"});
+    if (!list.is_array() || list.empty())
+      r.fail("protocols", "expected a list such as [\"LL\", \"Simple\"]");
+    for (const auto& v : list) {
+      const std::string name = v.is_string() ? v.get<std::string>() : show_json(v);
+      if (name == "LL")
+        c.protocols[0] = true;
+      else if (name == "LL128")
+        c.protocols[1] = true;
+      else if (name == "Simple")
+        c.protocols[2] = true;
+      else
+        r.fail("protocols", "unknown protocol " + name + " (valid: LL, LL128, Simple)");
+    }
+  }
+  if (auto steps = r.optional_object("step_latency")) {
+    const char* transports[] = {"nvlink", "pcie", "network"};
+    const char* protocols[] = {"ll", "ll128", "simple"};
+    for (std::size_t t = 0; t < 3; ++t) {
+      if (auto per = steps->optional_object(transports[t])) {
+        for (std::size_t p = 0; p < 3; ++p)
+          c.step_latency_s[t][p] = per->optional_quantity(protocols[p], Dimension::seconds);
+        per->done();
+      }
+    }
+    steps->done();
+  }
+  r.done();
+  return c;
+}
+
 }  // namespace
 
 KernelEfficiency read_kernels(JsonReader& r) {
@@ -181,7 +234,15 @@ HostSpec read_host(JsonReader& r) {
   return h;
 }
 
+// A link profile and what collectives see of it (issue 14).
+LinkSpec read_link_traits(JsonReader& r, LinkCollectiveTraits& traits);
+
 LinkSpec read_link(JsonReader& r) {
+  LinkCollectiveTraits traits;
+  return read_link_traits(r, traits);
+}
+
+LinkSpec read_link_traits(JsonReader& r, LinkCollectiveTraits& traits) {
   LinkSpec l;
   r.ignore({"kind"});
   l.name = r.string("name");
@@ -190,6 +251,13 @@ LinkSpec read_link(JsonReader& r) {
   l.latency_s = r.quantity("latency", Dimension::seconds, Bound::non_negative);
   l.duplex =
       r.choice_or("duplex", {"full", "half"}, "full") == "full" ? Duplex::full : Duplex::half;
+  if (r.has("transport")) {
+    const std::string t = r.choice("transport", {"nvlink", "pcie", "network"});
+    traits.transport = t == "nvlink" ? LinkTransport::nvlink
+                       : t == "pcie" ? LinkTransport::pcie
+                                     : LinkTransport::network;
+  }
+  traits.efficiency = r.number_or("efficiency", Bound::unit_interval, 1.0);
   r.done();
   return l;
 }
@@ -321,9 +389,6 @@ ClusterSpec ProfileLibrary::cluster_from(JsonReader& r) const {
     return accelerator(n, w);
   };
   const auto accelerator_inline = [this](JsonReader& j) { return read_accelerator(j, *this); };
-  const auto link_by_name = [this](const std::string& n, const std::string& w) {
-    return link(n, w);
-  };
   c.host = named_or_inline<HostSpec>(node, "host", host_by_name, read_host);
   c.accelerator = named_or_inline<AcceleratorSpec>(node, "accelerator", accelerator_by_name,
                                                    accelerator_inline);
@@ -331,7 +396,20 @@ ClusterSpec ProfileLibrary::cluster_from(JsonReader& r) const {
   JsonReader intra = node.object("intra");
   c.intra_topology =
       parse_intra(intra.choice("topology", {"switched", "ring", "fully_connected", "torus2d"}));
-  c.intra_link = named_or_inline<LinkSpec>(intra, "link", link_by_name, read_link);
+  // Links with their collective traits (issue 14), by name or inline.
+  LinkCollectiveTraits intra_traits, host_traits, inter_traits;
+  const auto traits_reader = [](LinkCollectiveTraits& t) {
+    return [&t](JsonReader& lr) { return read_link_traits(lr, t); };
+  };
+  const auto traits_by_name = [this](LinkCollectiveTraits& t) {
+    return [this, &t](const std::string& n, const std::string& w) {
+      const ProfileEntry& e = find(n, "link", w);
+      JsonReader lr(e.json, source_for(e.origin));
+      return read_link_traits(lr, t);
+    };
+  };
+  c.intra_link = named_or_inline<LinkSpec>(intra, "link", traits_by_name(intra_traits),
+                                           traits_reader(intra_traits));
   if (c.intra_topology == IntraTopology::torus2d) {
     for (auto v : intra.integer_list("dims"))
       c.intra_dims.push_back(static_cast<int>(v));
@@ -340,13 +418,15 @@ ClusterSpec ProfileLibrary::cluster_from(JsonReader& r) const {
     }
   }
   intra.done();
-  c.host_link = named_or_inline<LinkSpec>(node, "host_link", link_by_name, read_link);
+  c.host_link = named_or_inline<LinkSpec>(node, "host_link", traits_by_name(host_traits),
+                                          traits_reader(host_traits));
   c.p2p = node.boolean_or("p2p", true);
   node.done();
   if (auto inter = r.optional_object("inter")) {
     c.inter_topology =
         parse_inter(inter->choice("topology", {"star", "fat_tree", "ring", "torus2d", "torus3d"}));
-    c.inter_link = named_or_inline<LinkSpec>(*inter, "link", link_by_name, read_link);
+    c.inter_link = named_or_inline<LinkSpec>(*inter, "link", traits_by_name(inter_traits),
+                                             traits_reader(inter_traits));
     c.nics_per_node = static_cast<int>(inter->integer_or("nics_per_node", 1, 1));
     if (c.inter_topology == InterTopology::torus2d || c.inter_topology == InterTopology::torus3d) {
       for (auto v : inter->integer_list("dims"))
@@ -369,6 +449,10 @@ ClusterSpec ProfileLibrary::cluster_from(JsonReader& r) const {
   } else if (c.nodes > 1) {
     r.fail("inter", "a cluster of " + std::to_string(c.nodes) + " nodes needs an \"inter\" fabric");
   }
+  if (auto coll = r.optional_object("collectives")) c.collectives = read_collectives(*coll);
+  c.collectives.intra_link = intra_traits;
+  c.collectives.host_link = host_traits;
+  c.collectives.inter_link = inter_traits;
   r.done();
   return c;
 }

@@ -95,6 +95,11 @@ struct HostSpec {
 
 enum class Duplex { full, half };
 
+// --- collectives (issue 14): how NCCL/RCCL see a link and a cluster ---------------------------
+// The hardware class NCCL's tuning model keys its per-step protocol latencies on
+// (NVIDIA/nccl src/graph/tuning.cc hwLatencies: NVLINK, PCI, NET).
+enum class LinkTransport { nvlink, pcie, network };
+
 struct LinkSpec {
   std::string name;
   std::string description;
@@ -102,6 +107,39 @@ struct LinkSpec {
   double latency_s = 0;
   Duplex duplex = Duplex::full;
 };
+
+// What collectives see of a link profile ("transport" and "efficiency" keys): its transport class
+// (unset: by the link's role in the cluster) and the achieved fraction of its bandwidth for
+// GPU-driven bulk copies (packet and flow-control overhead), which inflates a collective's wire
+// bytes.
+struct LinkCollectiveTraits {
+  std::optional<LinkTransport> transport;
+  double efficiency = 1.0;
+};
+
+// none: plain message schedules on the links (their latencies, no protocol overheads).
+enum class CollectiveLibrary { none, nccl, rccl };
+// GPU generation, which selects NCCL's per-channel protocol bandwidth caps (tuning.cc).
+enum class GpuGeneration { volta, ampere, hopper, blackwell, cdna3 };
+
+// How the cluster's collective library runs (profile "collectives" block).
+struct CollectiveFabricSpec {
+  CollectiveLibrary library = CollectiveLibrary::none;
+  GpuGeneration generation = GpuGeneration::ampere;
+  int channels = 0;                      // parallel rings/trees; 0: one per NIC rail (at least 2)
+  bool nvls = false;                     // NVLink SHARP: the NVSwitch reduces (H100 NVSwitch gen 3)
+  double nvls_efficiency = 1.0;          // achieved fraction of the NVLink bandwidth with NVLS
+  bool sharp = false;                    // IB SHARP: the inter-node switches reduce (CollNet)
+  std::optional<double> base_latency_s;  // per-collective fixed cost; unset: the library's table
+  // Per-step latency overrides [transport][protocol] (nvlink, pcie, network x LL, LL128, Simple)
+  // for ring and tree steps; unset: the library's table.
+  std::array<std::array<std::optional<double>, 3>, 3> step_latency_s{};
+  // Protocols the library may use here (LL, LL128, Simple), as NCCL_PROTO restricts them.
+  std::array<bool, 3> protocols{true, true, true};
+  // The traits of the node's intra link, host link and inter-node link profiles.
+  LinkCollectiveTraits intra_link, host_link, inter_link;
+};
+// ------------------------------------------------------------------------------------------
 
 // How the accelerators of one node are wired together.
 enum class IntraTopology {
@@ -135,9 +173,10 @@ struct ClusterSpec {
   InterTopology inter_topology = InterTopology::none;
   std::optional<LinkSpec> inter_link;
   int nics_per_node = 1;
-  std::vector<int> inter_dims;    // torus shapes
-  int leaf_switch_ports = 0;      // fat_tree: nodes per leaf switch
-  double oversubscription = 1.0;  // fat_tree: leaf downlink / uplink bandwidth ratio
+  std::vector<int> inter_dims;       // torus shapes
+  int leaf_switch_ports = 0;         // fat_tree: nodes per leaf switch
+  double oversubscription = 1.0;     // fat_tree: leaf downlink / uplink bandwidth ratio
+  CollectiveFabricSpec collectives;  // issue 14: the collective library on this cluster
   int total_accelerators() const { return nodes * accelerators_per_node; }
 };
 

@@ -1,6 +1,7 @@
 #include "sim/net/flow_network.hpp"
 
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 
 namespace trainsim::sim {
@@ -38,6 +39,22 @@ FlowId FlowNetwork::start_flow(VertexId src, VertexId dst, double bytes, Callbac
 }
 
 FlowId FlowNetwork::start_flow(const Route& route, double bytes, Callback on_done) {
+  return start_flow(route, bytes, std::numeric_limits<double>::infinity(), std::move(on_done));
+}
+
+FlowId FlowNetwork::start_flow(const Route& route, double bytes, double max_rate_bytes_per_s,
+                               Callback on_done) {
+  return start_flow(route, bytes, max_rate_bytes_per_s, 0.0, std::move(on_done));
+}
+
+FlowId FlowNetwork::start_flow(const Route& route, double bytes, double max_rate_bytes_per_s,
+                               double weight, Callback on_done) {
+  if (!(weight >= 0) || !std::isfinite(weight)) {
+    throw std::invalid_argument("FlowNetwork::start_flow: the weight must be positive");
+  }
+  if (!(max_rate_bytes_per_s > 0)) {
+    throw std::invalid_argument("FlowNetwork::start_flow: the rate cap must be positive");
+  }
   if (!(bytes >= 0) || !std::isfinite(bytes)) {
     throw std::invalid_argument("FlowNetwork::start_flow: bytes must be non-negative and finite");
   }
@@ -53,10 +70,20 @@ FlowId FlowNetwork::start_flow(const Route& route, double bytes, Callback on_don
     f.directed.push_back(d);
     f.resources.push_back(resource_of_directed_[d]);
   }
+  if (std::isfinite(max_rate_bytes_per_s) && !f.resources.empty()) {
+    // Slots are reused, so their cap resources are too: at most one per concurrent flow.
+    if (f.cap == kNoCap) {
+      f.cap = solver_.add_resource(max_rate_bytes_per_s);
+    } else {
+      solver_.set_capacity(f.cap, max_rate_bytes_per_s);
+    }
+    f.resources.push_back(f.cap);
+  }
   f.bytes = bytes;
   f.remaining = bytes;
   f.rate = 0;
-  f.weight = options_.sharing == Sharing::latency_weighted && route.latency_s > 0
+  f.weight = weight > 0 ? weight
+             : options_.sharing == Sharing::latency_weighted && route.latency_s > 0
                  ? 1.0 / route.latency_s
                  : 1.0;
   f.last_update = engine_.now();

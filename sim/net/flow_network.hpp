@@ -62,6 +62,15 @@ class FlowNetwork {
   FlowId start_flow(VertexId src, VertexId dst, double bytes, Callback on_done);
   // Same, over a route from this network's router (or any route valid on this topology).
   FlowId start_flow(const Route& route, double bytes, Callback on_done);
+  // Same, with the flow's rate capped at max_rate_bytes_per_s (> 0; infinity: no cap), e.g. the
+  // copy throughput of the GPU thread block that drives one collective channel. The cap is a
+  // resource of the flow's own, so it takes part in max-min sharing like a link.
+  FlowId start_flow(const Route& route, double bytes, double max_rate_bytes_per_s,
+                    Callback on_done);
+  // Same, with the flow's sharing weight given (> 0) instead of the network's rule: e.g. flows
+  // of GPU copy engines, which links arbitrate per flow, not by round-trip time.
+  FlowId start_flow(const Route& route, double bytes, double max_rate_bytes_per_s, double weight,
+                    Callback on_done);
 
   Router& router() { return router_; }
   const Topology& topology() const { return topology_; }
@@ -93,8 +102,10 @@ class FlowNetwork {
     std::uint32_t generation = 0;
     std::uint32_t heap_pos = 0;
     MaxMinSolver::VarId var = MaxMinSolver::kNoVar;
+    MaxMinSolver::ResourceId cap = kNoCap;  // this slot's rate-cap resource, made on first use
     State state = State::free;
   };
+  static constexpr MaxMinSolver::ResourceId kNoCap = MaxMinSolver::kNoVar;
 
   std::uint32_t acquire_slot();
   void on_event();

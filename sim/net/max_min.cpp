@@ -22,6 +22,15 @@ MaxMinSolver::ResourceId MaxMinSolver::add_resource(double capacity) {
   return static_cast<ResourceId>(resources_.size() - 1);
 }
 
+void MaxMinSolver::set_capacity(ResourceId r, double capacity) {
+  if (!(capacity > 0) || !std::isfinite(capacity)) {
+    throw std::invalid_argument("MaxMinSolver: resource capacity must be positive and finite");
+  }
+  if (r >= resources_.size()) throw std::invalid_argument("MaxMinSolver: unknown resource");
+  resources_[r].capacity = capacity;
+  mark_dirty(r);
+}
+
 MaxMinSolver::VarId MaxMinSolver::add_variable(double weight,
                                                std::span<const ResourceId> resources) {
   if (!(weight > 0) || !std::isfinite(weight)) {

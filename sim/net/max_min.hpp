@@ -23,6 +23,8 @@ class MaxMinSolver {
   static constexpr VarId kNoVar = std::numeric_limits<VarId>::max();
 
   ResourceId add_resource(double capacity);
+  // Changes a resource's capacity (positive, finite); its component is re-solved next time.
+  void set_capacity(ResourceId r, double capacity);
   std::size_t num_resources() const { return resources_.size(); }
 
   // The variable's rate is 0 until the next solve(). A resource may appear at most once.

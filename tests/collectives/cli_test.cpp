@@ -52,11 +52,18 @@ TEST_CASE("collective: bad values exit 2 naming the option and value") {
       {{"--algorithm", "ring", "--bytes", "12 parsecs"}, "--bytes 12 parsecs"},
       {{"--algorithm", "ring", "--bytes", "-5"}, "--bytes -5"},
       {{"--algorithm", "topk", "--bytes", "1MiB", "--density", "2"}, "--density 2"},
-      {{"--algorithm", "ring", "--op", "alltoall", "--bytes", "1MiB"}, "alltoall"},
+      {{"--algorithm", "ring", "--op", "allscatter", "--bytes", "1MiB"}, "allscatter"},
+      {{"--algorithm", "ring", "--protocol", "LL256", "--bytes", "1MiB"}, "LL256"},
       {{"--algorithm", "ring", "--bytes", "1MiB", "--format", "xml"}, "--format xml"},
       {{"--algorithm", "ring", "--sweep", "8"}, "--sweep 8"},
       {{"--algorithm", "hierarchical", "--op", "broadcast", "--bytes", "1MiB"}, "hierarchical"},
       {{"--algorithm", "ring", "--bytes", "1MiB", "--ranks", "999"}, "--ranks"},
+      {{"--set", "cluster.collectives.library=mpi", "--bytes", "1MiB"}, "mpi"},
+      {{"--set", "cluster.collectives.channels=0", "--bytes", "1MiB"}, "channels"},
+      {{"--set", "cluster.collectives.step_latency.nvlink.lx=1us", "--bytes", "1MiB"}, "lx"},
+      {{"--set", "cluster.collectives.protocols=[\"LL256\"]", "--bytes", "1MiB"}, "LL256"},
+      {{"--set", "cluster.node.intra.link.efficiency=1.5", "--bytes", "1MiB"}, "efficiency"},
+      {{"--algorithm", "nvls", "--bytes", "1MiB"}, "nvls"},
   };
   for (const Case& c : cases) {
     std::vector<std::string> args{"collective", "--cluster", "mi300x-8"};
