@@ -3,6 +3,7 @@
 // and input pipeline, loaded strictly from JSON (with --set overrides applied first).
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -67,6 +68,11 @@ struct Scenario {
   int warmup_steps = 2;
   double workspace_bytes = 0;
 };
+
+// build_zoo_model plus the checks a scenario applies to the network (a resolution too small for
+// its downsampling is refused). `where` labels errors, `resolution_where` that one.
+ZooModel build_scenario_model(const std::string& name, const std::map<std::string, double>& hyper,
+                              const std::string& where, const std::string& resolution_where);
 
 // Loads `doc` (from `file`) after applying `overrides` ("PATH=VALUE"). `file` labels errors.
 Scenario load_scenario(nlohmann::json doc, const std::string& file,

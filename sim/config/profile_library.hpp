@@ -52,7 +52,8 @@ class ProfileLibrary {
   bool expand_cluster(const std::string& path, nlohmann::json& node, JsonSource& source) const;
 
  private:
-  void add(const std::string& origin, const std::string& text);
+  // `folder`: the kind folder the file was found in ("" for built-in profiles).
+  void add(const std::string& origin, const std::string& text, const std::string& folder);
 
   std::map<std::pair<std::string, std::string>, ProfileEntry> entries_;  // (kind, name)
 };

@@ -1,0 +1,52 @@
+#pragma once
+// The resource limits every input path is checked against, in one place (README "Limits").
+// Each is far above what a sensible input needs, and low enough that a run or a parse within
+// them finishes in seconds on a laptop and never exhausts the stack or the event engine. Inputs
+// beyond a limit exit 2 with a message naming the key, the value and the limit.
+
+#include <cstdint>
+
+namespace trainsim::sim::limits {
+
+// JSON documents (scenarios, profiles, catalogs, --set values). The deepest built-in document
+// nests 4 levels (a cluster's node.intra.link); 64 leaves room for inline profiles while
+// keeping the recursive copy/dump of nlohmann::json far from the stack limit.
+inline constexpr int kMaxJsonDepth = 64;
+// The largest built-in JSON file is under 4 KiB.
+inline constexpr std::int64_t kMaxJsonFileBytes = std::int64_t{16} << 20;  // 16 MiB
+// CSV tables of measured points (fit, calibrate).
+inline constexpr std::int64_t kMaxCsvFileBytes = std::int64_t{64} << 20;  // 64 MiB
+
+// Clusters. The largest training clusters built so far hold on the order of 10^5 accelerators;
+// 2^18 = 262,144 keeps a whole-cluster collective within about 10 s (measured: a ring over
+// 2^18 ranks on star-1gbe simulates in 9 s, 2^20 in 33 s with 1.3 GB of memory).
+inline constexpr std::int64_t kMaxAccelerators = std::int64_t{1} << 18;
+inline constexpr std::int64_t kMaxAcceleratorsPerNode = 1024;
+inline constexpr std::int64_t kMaxCpuCores = 65536;
+inline constexpr std::int64_t kMaxNicsPerNode = 1024;
+inline constexpr std::int64_t kMaxSwitchPorts = 65536;
+
+// Scenarios.
+inline constexpr std::int64_t kMaxSteps = 10'000;            // default 6
+inline constexpr std::int64_t kMaxBatchPerReplica = 1 << 24;  // samples per micro-step
+inline constexpr std::int64_t kMaxGlobalBatch = std::int64_t{1} << 40;
+inline constexpr std::int64_t kMaxGradAccum = 1 << 20;
+inline constexpr std::int64_t kMaxMicrobatches = 1 << 20;
+inline constexpr std::int64_t kMaxEchoFactor = 1024;  // the data-echoing paper uses e <= 8
+inline constexpr std::int64_t kMaxPrefetchBatches = 1024;
+// Events one simulation may execute (estimated before it starts): the engine runs about 5
+// million events per second on the development machine, so this is 20-30 s.
+inline constexpr double kMaxRunEvents = 1e8;
+// Runs estimated above this many events (or with more accelerators than kLongRunAccelerators)
+// print a progress line on stderr when stderr is a terminal.
+inline constexpr double kLongRunEvents = 1e7;
+inline constexpr std::int64_t kLongRunAccelerators = 65536;
+
+// Collectives (`trainsim collective --chunks`). NCCL's default 512 KiB chunks cut 8 GiB into
+// 16,384 chunks.
+inline constexpr std::int64_t kMaxChunks = 65536;
+
+// Sweeps and plans: rows simulated by one command.
+inline constexpr std::int64_t kMaxSweepRows = 100'000;
+
+}  // namespace trainsim::sim::limits
