@@ -6,10 +6,14 @@
 #include <exception>
 #include <iostream>
 #include <map>
+#include <new>
 #include <string>
 
 #include "cli/commands.hpp"
+#include "fit/solver_logging.hpp"
+#include "sim/config/utf8.hpp"
 #include "sim/core/input_error.hpp"
+#include "sim/core/time.hpp"
 
 namespace {
 
@@ -69,7 +73,15 @@ int main(int argc, char** argv) {
     return 2;
   }
   Args args(argv + 2, argv + argc);
+  // Arguments end up in JSON output (names, --set values), which must be valid UTF-8.
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (!trainsim::sim::is_valid_utf8(args[i])) {
+      std::cerr << "trainsim: error: argument " << i + 2 << " is not valid UTF-8 text\n";
+      return 2;
+    }
+  }
   CommandIo io{std::cout, std::cerr, ::isatty(STDERR_FILENO) != 0};
+  trainsim::fit::set_solver_logging(false);  // --verbose turns it on
   try {
     const int code = it->second.run(args, io);
     std::cout.flush();
@@ -78,6 +90,19 @@ int main(int argc, char** argv) {
     std::cout.flush();
     std::cerr << "trainsim: error: " << e.what() << "\n";
     return 2;
+  } catch (const trainsim::sim::TimeOverflow& e) {
+    // The commands turn this into a message naming their inputs; this is the last resort.
+    std::cout.flush();
+    std::cerr << "trainsim: error: a simulated time is beyond the engine's range of about 106 "
+                 "days ("
+              << e.what()
+              << "): the inputs (sizes, bandwidths, compute rates, efficiencies) are out of any "
+                 "meaningful range\n";
+    return 2;
+  } catch (const std::bad_alloc&) {
+    std::cout.flush();
+    std::cerr << "trainsim: runtime failure: out of memory\n";
+    return 1;
   } catch (const std::exception& e) {
     std::cout.flush();
     std::cerr << "trainsim: runtime failure: " << e.what() << "\n";
