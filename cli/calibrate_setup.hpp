@@ -10,6 +10,7 @@
 
 #include "fit/calibration.hpp"
 #include "fit/csv_table.hpp"
+#include "fit/fit_types.hpp"
 #include "sim/config/profile_library.hpp"
 
 namespace trainsim::cli {

@@ -49,9 +49,8 @@ int run_simulate(const Args& args, CommandIo& io) {
     if (!trace_out) throw UsageError("--trace " + trace_file, "cannot open the file for writing");
   }
   sim::TraceRecorder trace;
-  const models::StepReport report =
-      simulate_checked(scenario, scenario_label(scenario_file, sets), &io,
-                       trace_file.empty() ? nullptr : &trace);
+  const models::StepReport report = simulate_checked(scenario, scenario_label(scenario_file, sets),
+                                                     &io, trace_file.empty() ? nullptr : &trace);
   if (!trace_file.empty()) {
     trace.write_chrome_json(trace_out);
     trace_out.close();

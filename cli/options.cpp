@@ -1,8 +1,8 @@
 #include "cli/options.hpp"
 
 #include <charconv>
-#include <optional>
 #include <cmath>
+#include <optional>
 #include <ostream>
 
 #include "cli/units_format.hpp"
@@ -61,9 +61,9 @@ std::int64_t parse_integer_option(const std::string& option, const std::string& 
 double parse_number_option(const std::string& option, const std::string& text, double min_value,
                            double max_value, bool min_exclusive) {
   const std::string where = option + " " + text;
-  const std::string range = std::string("expected a number ") + (min_exclusive ? "above " : "from ") +
-                            format_number(min_value, 6) + (min_exclusive ? " up to " : " to ") +
-                            format_number(max_value, 6);
+  const std::string range = std::string("expected a number ") +
+                            (min_exclusive ? "above " : "from ") + format_number(min_value, 6) +
+                            (min_exclusive ? " up to " : " to ") + format_number(max_value, 6);
   const auto v = parse_plain_number(text);
   if (!v) throw UsageError(where, range);
   if ((min_exclusive ? !(*v > min_value) : !(*v >= min_value)) || *v > max_value)

@@ -30,7 +30,8 @@ double simulated_steps(const models::Scenario& s) {
 std::string summary(const models::Scenario& s) {
   std::string text = "steps " + std::to_string(s.steps);
   if (s.input.enabled && s.input.echo_factor > 1)
-    text += " (whole echo periods of input.echo.factor " + std::to_string(s.input.echo_factor) + ")";
+    text +=
+        " (whole echo periods of input.echo.factor " + std::to_string(s.input.echo_factor) + ")";
   text += " x grad_accum " + std::to_string(s.grad_accum);
   if (s.pipeline_stages > 1 || s.microbatches > 1)
     text += " x microbatches " + std::to_string(s.microbatches) + " x pipeline " +
@@ -69,8 +70,8 @@ void check_run_resources(const models::Scenario& s, const std::string& origin, C
   const int devices = s.data_parallel * s.pipeline_stages;
   if (io != nullptr && io->err_is_terminal &&
       (events > sim::limits::kLongRunEvents || devices > sim::limits::kLongRunAccelerators)) {
-    io->err << "trainsim: simulating about " << format_number(events, 3) << " events on "
-            << devices << " devices (" << summary(s) << "); this may take a while...\n"
+    io->err << "trainsim: simulating about " << format_number(events, 3) << " events on " << devices
+            << " devices (" << summary(s) << "); this may take a while...\n"
             << std::flush;
   }
 }
@@ -84,8 +85,8 @@ std::string scale_inputs(const models::Scenario& s) {
          ", memory " + format_rate(a.memory_bw_bytes_per_s, "B/s") + ", efficiency " +
          format_number(a.compute_efficiency) + "/" + format_number(a.memory_efficiency) +
          ", launch " + format_seconds(a.kernel_launch_overhead_s) + "), intra link " +
-         s.cluster.intra_link.name + " (" + format_rate(s.cluster.intra_link.bw_bytes_per_s, "B/s") +
-         ")";
+         s.cluster.intra_link.name + " (" +
+         format_rate(s.cluster.intra_link.bw_bytes_per_s, "B/s") + ")";
 }
 
 models::StepReport simulate_checked(const models::Scenario& s, const std::string& origin,

@@ -6,12 +6,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/config/limits.hpp"
 #include "sim/core/input_error.hpp"
 
 namespace trainsim::cli {
 namespace {
 
-constexpr std::size_t kMaxRangeValues = 1'000'000;
+// One range never needs more values than a sweep may have rows (README "Limits").
+constexpr auto kMaxRangeValues = static_cast<std::size_t>(sim::limits::kMaxSweepRows);
 
 std::vector<std::string> split_top_level(const std::string& text) {
   std::vector<std::string> items;

@@ -1,8 +1,8 @@
 #include "fit/fit_series.hpp"
 
 #include <algorithm>
-#include <cstdio>
 #include <cmath>
+#include <cstdio>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -115,14 +115,13 @@ std::string number_text(double v) {
 
 void require_finite(const ThroughputFit& fit, const Series& series) {
   std::vector<std::pair<std::string, double>> values{
-      {"v0", fit.v0_samples_per_s}, {"t", fit.t_s}, {"R^2", fit.r2},
+      {"v0", fit.v0_samples_per_s},     {"t", fit.t_s},   {"R^2", fit.r2},
       {"RMSE", fit.rmse_samples_per_s}, {"b50", fit.b50}, {"b90", fit.b90}};
   for (const PointResidual& r : fit.residuals)
     values.emplace_back("prediction at batch " + number_text(r.point.batch),
                         r.predicted_samples_per_s);
   for (const Prediction& p : fit.predictions)
-    values.emplace_back("prediction at batch " + number_text(p.batch),
-                        p.throughput_samples_per_s);
+    values.emplace_back("prediction at batch " + number_text(p.batch), p.throughput_samples_per_s);
   for (const auto& [name, v] : values) {
     if (std::isfinite(v)) continue;
     std::string where = series.source;

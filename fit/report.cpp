@@ -206,8 +206,7 @@ void write_text(std::ostream& os, const std::vector<ThroughputFit>& fits,
       os << "  " << pad(fmt(r.point.batch), 9)
          << pad(fmt(r.point.throughput_samples_per_s, "%.5g"), 12)
          << pad(fmt(r.predicted_samples_per_s, "%.5g"), 12)
-         << pad(fmt(r.residual_samples_per_s, "%.4g"), 12)
-         << pad(percent(r.rel_err), 10) << "\n";
+         << pad(fmt(r.residual_samples_per_s, "%.4g"), 12) << pad(percent(r.rel_err), 10) << "\n";
     }
     if (!f.predictions.empty()) {
       os << "  predictions:\n      batch  throughput   " << pct << " CI (curve)      " << pct

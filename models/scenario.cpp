@@ -58,8 +58,8 @@ InputPipelineSpec read_input(sim::JsonReader& r, const ZooModel& model, const si
     r.fail("workers", std::to_string(in.workers) + " input workers, but host " + host.name +
                           " has " + std::to_string(host.cpu_cores) + " CPU cores");
   }
-  in.prefetch_batches = static_cast<int>(
-      r.integer_or("prefetch_batches", 1, 2, sim::limits::kMaxPrefetchBatches));
+  in.prefetch_batches =
+      static_cast<int>(r.integer_or("prefetch_batches", 1, 2, sim::limits::kMaxPrefetchBatches));
   // Default: the model's own input dtype (uint8 pixels, int32 tokens); fp32 pixels cost 4x.
   in.input_dtype = r.choice_or("input_dtype", {"uint8", "fp16", "bf16", "fp32", "int32", "int64"},
                                model.input_dtype);
@@ -129,9 +129,9 @@ void derive_grad_accum(sim::JsonReader& r, const nlohmann::json& doc, Scenario& 
                " is not a multiple of batch_per_replica x data = " + std::to_string(per_cycle));
   }
   if (s.global_batch / per_cycle > sim::limits::kMaxGradAccum) {
-    r.fail("global_batch", std::to_string(s.global_batch) + " / (batch_per_replica x data = " +
-                               std::to_string(per_cycle) + ") = " +
-                               std::to_string(s.global_batch / per_cycle) +
+    r.fail("global_batch", std::to_string(s.global_batch) +
+                               " / (batch_per_replica x data = " + std::to_string(per_cycle) +
+                               ") = " + std::to_string(s.global_batch / per_cycle) +
                                " accumulation rounds, above the limit of " +
                                std::to_string(sim::limits::kMaxGradAccum));
   }
@@ -204,8 +204,8 @@ ZooModel build_scenario_model(const std::string& name, const std::map<std::strin
                          " is too small for " + name +
                          ": its stride-2 layers would run on maps already 1x1 (feature maps of " +
                          std::to_string(got.size()) + " distinct sizes instead of " +
-                         std::to_string(want.size()) + "); the smallest resolution that keeps them is " +
-                         std::to_string(hi));
+                         std::to_string(want.size()) +
+                         "); the smallest resolution that keeps them is " + std::to_string(hi));
   }
   return model;
 }

@@ -26,6 +26,10 @@ std::string JsonReader::path_of(const std::string& key) const {
   return path_.empty() ? key : path_ + "." + key;
 }
 
+std::string JsonReader::where(const std::string& key) const {
+  return source_->describe(path_of(key));
+}
+
 void JsonReader::fail(const std::string& key, const std::string& message) const {
   throw InputError(source_->describe(path_of(key)), message);
 }
@@ -161,7 +165,8 @@ double JsonReader::number_or(const std::string& key, Bound b, double fallback) {
 std::optional<std::int64_t> exact_integer(const nlohmann::json& v) {
   if (v.is_number_unsigned()) {
     const auto u = v.get<std::uint64_t>();
-    if (u > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) return std::nullopt;
+    if (u > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+      return std::nullopt;
     return static_cast<std::int64_t>(u);
   }
   if (v.is_number_integer()) return v.get<std::int64_t>();
@@ -182,8 +187,10 @@ std::int64_t JsonReader::checked_integer(const std::string& key, const nlohmann:
                                          const std::string& what) const {
   const std::optional<std::int64_t> i = exact_integer(v);
   if (!i) {
-    if (v.is_number() && std::isfinite(v.get<double>()) && v.get<double>() == std::floor(v.get<double>())) {
-      fail(key, what + show_json(v) + " is out of range (at most " + std::to_string(max_value) + ")");
+    if (v.is_number() && std::isfinite(v.get<double>()) &&
+        v.get<double>() == std::floor(v.get<double>())) {
+      fail(key,
+           what + show_json(v) + " is out of range (at most " + std::to_string(max_value) + ")");
     }
     fail(key, "expected an integer, got " + show_json(v));
   }

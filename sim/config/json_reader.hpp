@@ -35,6 +35,8 @@ class JsonReader {
   const nlohmann::json& raw() const { return *node_; }
   const std::string& path() const { return path_; }
   std::string path_of(const std::string& key) const;
+  // The origin and path of `key` for messages ("FILE: a.b", "--set a.b=1 (FILE): a.b").
+  std::string where(const std::string& key) const;
 
   JsonReader object(const std::string& key);
   std::optional<JsonReader> optional_object(const std::string& key);

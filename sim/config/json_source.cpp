@@ -61,8 +61,9 @@ nlohmann::json parse_json_text(const std::string& text, const std::string& label
   nlohmann::json doc;
   JsonParseFailure failure;
   if (!parse_json_strict(text, doc, failure)) {
-    throw InputError(label + ":" + std::to_string(failure.line) + ":" + std::to_string(failure.column),
-                     failure.message);
+    throw InputError(
+        label + ":" + std::to_string(failure.line) + ":" + std::to_string(failure.column),
+        failure.message);
   }
   return doc;
 }
@@ -94,9 +95,9 @@ void apply_override(nlohmann::json& doc, const std::string& assignment, JsonSour
   const nlohmann::json value = parse_override_value(text, where);
   const std::vector<std::string> parts = split_path(path);
   if (static_cast<int>(parts.size()) > limits::kMaxJsonDepth) {
-    throw UsageError(where, "path '" + path.substr(0, 40) + "...' has " +
-                                std::to_string(parts.size()) + " components, more than the limit of " +
-                                std::to_string(limits::kMaxJsonDepth));
+    throw UsageError(
+        where, "path '" + path.substr(0, 40) + "...' has " + std::to_string(parts.size()) +
+                   " components, more than the limit of " + std::to_string(limits::kMaxJsonDepth));
   }
   nlohmann::json* node = &doc;
   std::string walked;

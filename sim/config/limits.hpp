@@ -27,7 +27,7 @@ inline constexpr std::int64_t kMaxNicsPerNode = 1024;
 inline constexpr std::int64_t kMaxSwitchPorts = 65536;
 
 // Scenarios.
-inline constexpr std::int64_t kMaxSteps = 10'000;            // default 6
+inline constexpr std::int64_t kMaxSteps = 10'000;             // default 6
 inline constexpr std::int64_t kMaxBatchPerReplica = 1 << 24;  // samples per micro-step
 inline constexpr std::int64_t kMaxGlobalBatch = std::int64_t{1} << 40;
 inline constexpr std::int64_t kMaxGradAccum = 1 << 20;

@@ -53,7 +53,7 @@ Spec named_or_inline(JsonReader& parent, const std::string& key, ByName by_name,
     JsonReader inline_profile = parent.object(key);
     return read_inline(inline_profile);
   }
-  return by_name(parent.string(key), parent.path_of(key));
+  return by_name(parent.string(key), parent.where(key));
 }
 
 }  // namespace
@@ -117,10 +117,9 @@ ProfileLibrary::ProfileLibrary(std::span<const EmbeddedFile> embedded,
   for (const auto& dir : extra_dirs) {
     std::error_code ec;
     if (!std::filesystem::is_directory(dir, ec)) {
-      throw InputError("--profile-dir " + dir.string(),
-                       std::filesystem::exists(dir, ec)
-                           ? "is a file, not a folder of profiles"
-                           : "profile folder does not exist");
+      throw InputError("--profile-dir " + dir.string(), std::filesystem::exists(dir, ec)
+                                                            ? "is a file, not a folder of profiles"
+                                                            : "profile folder does not exist");
     }
     // Only the documented layout is read (accelerators/, hosts/, links/, clusters/), so other
     // files in the folder, such as the scenario `calibrate --out` writes beside the profiles,
@@ -158,8 +157,8 @@ void ProfileLibrary::add(const std::string& origin, const std::string& text,
   JsonReader r(j, source_for(origin));
   const std::string kind = r.choice("kind", {"accelerator", "host", "link", "cluster"});
   if (!folder.empty() && folder != kind + "s") {
-    r.fail("kind", "a " + kind + " profile must be in the folder " + kind + "s/, not " + folder +
-                       "/");
+    r.fail("kind",
+           "a " + kind + " profile must be in the folder " + kind + "s/, not " + folder + "/");
   }
   const std::string name = r.string("name");
   const std::string stem = std::filesystem::path(origin).stem().string();
@@ -249,8 +248,8 @@ ClusterSpec ProfileLibrary::cluster_from(JsonReader& r) const {
   c.accelerators_per_node =
       static_cast<int>(node.integer("accelerators_per_node", 1, limits::kMaxAcceleratorsPerNode));
   if (std::int64_t{c.nodes} * c.accelerators_per_node > limits::kMaxAccelerators) {
-    r.fail("nodes", std::to_string(c.nodes) + " nodes x " + std::to_string(c.accelerators_per_node) +
-                        " accelerators per node = " +
+    r.fail("nodes", std::to_string(c.nodes) + " nodes x " +
+                        std::to_string(c.accelerators_per_node) + " accelerators per node = " +
                         std::to_string(std::int64_t{c.nodes} * c.accelerators_per_node) +
                         " accelerators, above the limit of " +
                         std::to_string(limits::kMaxAccelerators));
@@ -290,8 +289,8 @@ ClusterSpec ProfileLibrary::cluster_from(JsonReader& r) const {
       }
     }
     if (c.inter_topology == InterTopology::fat_tree) {
-      c.leaf_switch_ports = static_cast<int>(
-          inter->integer_or("leaf_switch_ports", 1, 16, limits::kMaxSwitchPorts));
+      c.leaf_switch_ports =
+          static_cast<int>(inter->integer_or("leaf_switch_ports", 1, 16, limits::kMaxSwitchPorts));
       c.oversubscription = inter->number_or("oversubscription", Bound::positive, 1.0);
     }
     inter->done();

@@ -164,8 +164,8 @@ class StrictSax {
  private:
   struct Frame {
     bool object = false;
-    std::string key;                            // objects: the key of the value being read
-    std::size_t count = 0;                      // arrays: values seen so far
+    std::string key;                          // objects: the key of the value being read
+    std::size_t count = 0;                    // arrays: values seen so far
     std::map<std::string, std::size_t> keys;  // objects: key -> its index among all keys
   };
 
