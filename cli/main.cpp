@@ -50,6 +50,29 @@ void print_usage(std::ostream& os) {
      << "\nexit codes: 0 success, 1 runtime failure, 2 invalid input or usage\n";
 }
 
+// Error messages are one line: control characters from user input (a key holding a newline)
+// are shown escaped.
+std::string one_line(const std::string& text) {
+  std::string out;
+  for (const char c : text) {
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+      static const char* hex = "0123456789abcdef";
+      out += "\\x";
+      out += hex[(c >> 4) & 0xf];
+      out += hex[c & 0xf];
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -88,14 +111,14 @@ int main(int argc, char** argv) {
     return code;
   } catch (const trainsim::InputError& e) {
     std::cout.flush();
-    std::cerr << "trainsim: error: " << e.what() << "\n";
+    std::cerr << "trainsim: error: " << one_line(e.what()) << "\n";
     return 2;
   } catch (const trainsim::sim::TimeOverflow& e) {
     // The commands turn this into a message naming their inputs; this is the last resort.
     std::cout.flush();
     std::cerr << "trainsim: error: a simulated time is beyond the engine's range of about 106 "
                  "days ("
-              << e.what()
+              << one_line(e.what())
               << "): the inputs (sizes, bandwidths, compute rates, efficiencies) are out of any "
                  "meaningful range\n";
     return 2;
@@ -105,7 +128,7 @@ int main(int argc, char** argv) {
     return 1;
   } catch (const std::exception& e) {
     std::cout.flush();
-    std::cerr << "trainsim: runtime failure: " << e.what() << "\n";
+    std::cerr << "trainsim: runtime failure: " << one_line(e.what()) << "\n";
     return 1;
   }
 }

@@ -92,6 +92,13 @@ std::string scale_inputs(const models::Scenario& s) {
 models::StepReport simulate_checked(const models::Scenario& s, const std::string& origin,
                                     CommandIo* io, sim::TraceRecorder* trace) {
   check_run_resources(s, origin, io);
+  if (trace != nullptr && estimate_run_events(s) > sim::limits::kMaxTraceEvents) {
+    throw InputError(origin, "--trace of a run of about " +
+                                 format_number(estimate_run_events(s), 3) + " events (" +
+                                 summary(s) + ") is above the trace limit of " +
+                                 format_number(sim::limits::kMaxTraceEvents, 3) +
+                                 " events; lower steps, grad_accum or microbatches for the trace");
+  }
   models::StepReport r;
   try {
     r = models::simulate_training(s, trace);

@@ -97,6 +97,10 @@ CsvTable parse_csv_table(std::string_view text, const std::string& file_name) {
                                   join(table.header, ",") + "), found " +
                                   std::to_string(fields.size()));
     }
+    if (static_cast<std::int64_t>(table.rows.size()) >= sim::limits::kMaxCsvRows) {
+      throw InputError(where, "more than the limit of " + std::to_string(sim::limits::kMaxCsvRows) +
+                                  " data rows");
+    }
     table.rows.push_back(CsvRow{line_no, std::move(fields)});
   }
   if (table.header.empty()) {

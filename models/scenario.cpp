@@ -23,7 +23,11 @@ sim::Dtype parse_precision(const std::string& s) {
 ZooModel read_model(sim::JsonReader& parent, const sim::JsonSource& source) {
   if (parent.raw().contains("model") && parent.raw()["model"].is_string()) {
     const std::string name = parent.string("model");
-    return build_zoo_model(name, {}, parent.path_of("model"));
+    try {
+      return build_zoo_model(name, {}, parent.path_of("model"));
+    } catch (const InputError& e) {  // the zoo names the model, not the file or --set
+      throw InputError(parent.where("model"), e.what());
+    }
   }
   sim::JsonReader m = parent.object("model");
   const std::string name = m.string("name");
@@ -33,8 +37,14 @@ ZooModel read_model(sim::JsonReader& parent, const sim::JsonSource& source) {
     hyper[key] = m.number(key, sim::Bound::positive);
   }
   m.done();
-  return build_scenario_model(name, hyper, source.describe(m.path()),
-                              source.describe(m.path_of("resolution")));
+  try {
+    return build_scenario_model(name, hyper, source.describe(m.path()),
+                                source.describe(m.path_of("resolution")));
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    if (what.rfind("model '", 0) != 0) throw;  // already names its origin
+    throw InputError(m.where("name"), what);
+  }
 }
 
 InputPipelineSpec read_input(sim::JsonReader& r, const ZooModel& model, const sim::HostSpec& host) {
@@ -154,9 +164,9 @@ void check_devices(sim::JsonReader& p, const sim::JsonSource& source, const Scen
   const char* blamed = pipeline_set && !data_set ? "pipeline" : p.has("data") ? "data" : "pipeline";
   p.fail(blamed, "data x pipeline = " + std::to_string(s.data_parallel) + " x " +
                      std::to_string(s.pipeline_stages) + " = " + std::to_string(used) +
-                     " devices, but cluster " + s.cluster.name + " has " + std::to_string(all) +
-                     " (parallelism.data " + std::to_string(s.data_parallel) + " from " +
-                     origin("data") + ", parallelism.pipeline " +
+                     " devices, but the cluster has " + std::to_string(all) + " (" +
+                     s.cluster.name + "; parallelism.data " + std::to_string(s.data_parallel) +
+                     " from " + origin("data") + ", parallelism.pipeline " +
                      std::to_string(s.pipeline_stages) + " from " + origin("pipeline") + ")");
 }
 
@@ -173,6 +183,14 @@ std::set<std::int64_t> spatial_sizes(const ZooModel& m) {
 
 ZooModel build_scenario_model(const std::string& name, const std::map<std::string, double>& hyper,
                               const std::string& where, const std::string& resolution_where) {
+  for (const auto& [key, value] : hyper) {
+    if (value > sim::limits::kMaxHyperparameter) {
+      throw InputError(where + " " + key,
+                       "value " + std::to_string(static_cast<long long>(value)) +
+                           " is above the limit of " +
+                           std::to_string(static_cast<long long>(sim::limits::kMaxHyperparameter)));
+    }
+  }
   ZooModel model = build_zoo_model(name, hyper, where);
   const auto it = hyper.find("resolution");
   if (it == hyper.end()) return model;

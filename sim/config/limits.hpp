@@ -16,6 +16,7 @@ inline constexpr int kMaxJsonDepth = 64;
 inline constexpr std::int64_t kMaxJsonFileBytes = std::int64_t{16} << 20;  // 16 MiB
 // CSV tables of measured points (fit, calibrate).
 inline constexpr std::int64_t kMaxCsvFileBytes = std::int64_t{64} << 20;  // 64 MiB
+inline constexpr std::int64_t kMaxCsvRows = 100'000;
 
 // Clusters. The largest training clusters built so far hold on the order of 10^5 accelerators;
 // 2^18 = 262,144 keeps a whole-cluster collective within about 10 s (measured: a ring over
@@ -34,9 +35,15 @@ inline constexpr std::int64_t kMaxGradAccum = 1 << 20;
 inline constexpr std::int64_t kMaxMicrobatches = 1 << 20;
 inline constexpr std::int64_t kMaxEchoFactor = 1024;  // the data-echoing paper uses e <= 8
 inline constexpr std::int64_t kMaxPrefetchBatches = 1024;
+// Zoo hyper-parameters (resolution, seq_len, d_model, layers, vocab, ...): 2^17 = 131,072
+// covers 128k-token contexts and 128k-entry vocabularies, and keeps products such as
+// layers x 12 x d_model^2 (parameters) far inside int64.
+inline constexpr double kMaxHyperparameter = 131072;
 // Events one simulation may execute (estimated before it starts): the engine runs about 5
 // million events per second on the development machine, so this is 20-30 s.
 inline constexpr double kMaxRunEvents = 1e8;
+// With --trace every event becomes a span in memory and in the file (about 100 bytes each).
+inline constexpr double kMaxTraceEvents = 2e6;
 // Runs estimated above this many events (or with more accelerators than kLongRunAccelerators)
 // print a progress line on stderr when stderr is a terminal.
 inline constexpr double kLongRunEvents = 1e7;
