@@ -37,13 +37,20 @@ ZooModel read_model(sim::JsonReader& parent, const sim::JsonSource& source) {
     hyper[key] = m.number(key, sim::Bound::positive);
   }
   m.done();
+  const std::string model_where = source.describe(m.path());
   try {
-    return build_scenario_model(name, hyper, source.describe(m.path()),
-                                source.describe(m.path_of("resolution")));
+    return build_scenario_model(name, hyper, model_where, source.describe(m.path_of("resolution")));
   } catch (const InputError& e) {
+    // The zoo labels a hyper-parameter's error "<where> <key>: ..."; name the key's own origin
+    // (a --set of model.<key> rather than the file that gave the model).
     const std::string what = e.what();
-    if (what.rfind("model '", 0) != 0) throw;  // already names its origin
-    throw InputError(m.where("name"), what);
+    for (const auto& [key, value] : hyper) {
+      const std::string prefix = model_where + " " + key + ": ";
+      if (what.rfind(prefix, 0) == 0)
+        throw InputError(source.describe(m.path_of(key)), what.substr(prefix.size()));
+    }
+    if (what.rfind("model '", 0) == 0) throw InputError(m.where("name"), what);
+    throw;
   }
 }
 
