@@ -46,7 +46,7 @@ std::string num(double v) {
 }
 
 std::string bound_text(double v) {
-  return std::isfinite(v) ? num(v) : "inf";
+  return std::isfinite(v) ? num(v) : "unbounded";
 }
 
 double rel_err(double measured, double predicted) {

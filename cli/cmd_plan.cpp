@@ -32,7 +32,11 @@ constexpr std::int64_t kMaxDatasetSamples = 1'000'000'000'000'000;
 
 std::string money(double v, const std::string& currency) {
   std::ostringstream s;
-  s << std::fixed << std::setprecision(v < 100 ? 2 : 0) << v << " " << currency;
+  if (v >= 1e9) {
+    s << std::setprecision(4) << v << " " << currency;  // not a 20-digit column
+  } else {
+    s << std::fixed << std::setprecision(v < 100 ? 2 : 0) << v << " " << currency;
+  }
   return s.str();
 }
 
@@ -108,14 +112,14 @@ void print_text(std::ostream& os, const std::vector<Candidate>& cands, const Pla
   os << "  " << std::left << std::setw(22) << "option" << std::right << std::setw(6) << "nodes"
      << std::setw(8) << "devices"
      << "  " << std::left << std::setw(26) << "layout" << std::right << std::setw(12) << "samples/s"
-     << std::setw(12) << "time" << std::setw(16) << "cost" << std::setw(14) << "per hour"
+     << std::setw(12) << "time" << " " << std::setw(15) << "cost" << std::setw(14) << "per hour"
      << "  target\n";
   for (const std::size_t i : front) {
     const Candidate& c = cands[i];
     os << "  " << std::left << std::setw(22) << catalog.options[c.option].name << std::right
        << std::setw(6) << c.nodes << std::setw(8) << c.devices << "  " << std::left << std::setw(26)
        << layout_name(c) << std::right << std::setw(12) << format_number(c.samples_per_s, 5)
-       << std::setw(12) << format_duration(c.time_s) << std::setw(16)
+       << std::setw(12) << format_duration(c.time_s) << " " << std::setw(15)
        << money(c.cost, catalog.currency) << std::setw(14)
        << money(c.price_per_hour, catalog.currency) << "  " << (c.meets_target ? "meets" : "-")
        << "\n";

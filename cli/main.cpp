@@ -78,7 +78,7 @@ std::string one_line(const std::string& text) {
 int main(int argc, char** argv) {
   std::ios::sync_with_stdio(false);
   if (argc < 2) {
-    print_usage(std::cerr);
+    std::cerr << "trainsim: error: no command given (see 'trainsim --help')\n";
     return 2;
   }
   const std::string first = argv[1];
@@ -113,14 +113,13 @@ int main(int argc, char** argv) {
     std::cout.flush();
     std::cerr << "trainsim: error: " << one_line(e.what()) << "\n";
     return 2;
-  } catch (const trainsim::sim::TimeOverflow& e) {
+  } catch (const trainsim::sim::TimeOverflow&) {
     // The commands turn this into a message naming their inputs; this is the last resort.
     std::cout.flush();
-    std::cerr << "trainsim: error: a simulated time is beyond the engine's range of about 106 "
-                 "days ("
-              << one_line(e.what())
-              << "): the inputs (sizes, bandwidths, compute rates, efficiencies) are out of any "
-                 "meaningful range\n";
+    std::cerr << "trainsim: error: trainsim " << first
+              << ": a simulated time is beyond the engine's range of about 106 days: the inputs "
+                 "(sizes, bandwidths, compute rates, efficiencies) are out of any meaningful "
+                 "range\n";
     return 2;
   } catch (const std::bad_alloc&) {
     std::cout.flush();

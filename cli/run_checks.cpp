@@ -102,10 +102,10 @@ models::StepReport simulate_checked(const models::Scenario& s, const std::string
   models::StepReport r;
   try {
     r = models::simulate_training(s, trace);
-  } catch (const sim::TimeOverflow& e) {
-    throw InputError(origin, std::string("a simulated time is beyond the engine's range of about "
-                                         "106 days (") +
-                                 e.what() + "); " + scale_inputs(s));
+  } catch (const sim::TimeOverflow&) {
+    throw InputError(origin,
+                     "a simulated time is beyond the engine's range of about 106 days; " +
+                         scale_inputs(s));
   }
   if (!(r.step_time_s > 0)) {
     throw InputError(origin, "the simulated step takes " + format_seconds(r.step_time_s) +

@@ -106,6 +106,7 @@ ThroughputFit fit_series(const Series& series, const FitOptions& options,
 namespace {
 
 std::string number_text(double v) {
+  if (!std::isfinite(v)) return "(not finite)";
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.6g", v);
   return buf;

@@ -78,8 +78,17 @@ nlohmann::json parse_override_value(const std::string& text, const std::string& 
   JsonParseFailure failure;
   if (parse_json_strict(text, value, failure)) return value;
   // Bare words such as fp16 or resnet50 are strings; JSON that is too deep, repeats a key or
-  // holds a number beyond double's range is an error, not a string.
+  // holds a number beyond double's range is an error, not a string. A quantity such as
+  // "1e999 GB/s" starts like a number but is a string (its unit reader reports the range).
   if (failure.kind == JsonParseFailure::Kind::syntax) return text;
+  if (failure.kind == JsonParseFailure::Kind::number_out_of_range) {
+    const auto first = text.find_first_not_of(" \t");
+    const bool container = first != std::string::npos && (text[first] == '[' || text[first] == '{');
+    const auto last = text.find_last_not_of(" \t");
+    const bool bare_number = last != std::string::npos &&
+                             text.find_first_not_of("0123456789+-.eE", first) > last;
+    if (!container && !bare_number) return text;
+  }
   throw UsageError(where, failure.message);
 }
 
