@@ -216,7 +216,9 @@ int run_collective(const Args& args, CommandIo& io) {
   const sim::ClusterSpec cluster = load_cluster(cluster_name, sets, profiles);
   // A result must be a time the engine resolved: 0 s would print 0 (or infinite) bandwidths.
   const auto resolved = [&cluster](const coll::CollectiveResult& r, double bytes) {
-    if (!(r.time_s > 0) || !std::isfinite(r.busbw_bytes_per_s) || !std::isfinite(r.time_s)) {
+    // (One rank has nothing to exchange: 0 s is its true time.)
+    if ((r.ranks > 1 && !(r.time_s > 0)) || !std::isfinite(r.busbw_bytes_per_s) ||
+        !std::isfinite(r.time_s)) {
       throw InputError("--cluster " + cluster.name,
                        "the collective of " + format_bytes(bytes) + " takes " +
                            format_seconds(r.time_s) +
@@ -225,6 +227,18 @@ int run_collective(const Args& args, CommandIo& io) {
     }
     return r;
   };
+  {  // README "Limits": a message-level run grows as ranks^2
+    const std::int64_t r = ranks > 0 ? ranks : cluster.total_accelerators();
+    if ((vm.count("exact") != 0 || !coll::aggregation_supported(cluster)) &&
+        r > sim::limits::kMaxMessageLevelRanks) {
+      throw UsageError("--cluster " + cluster.name,
+                       "a message-level collective over " + std::to_string(r) +
+                           " ranks is above the limit of " +
+                           std::to_string(sim::limits::kMaxMessageLevelRanks) +
+                           (vm.count("exact") != 0 ? " (drop --exact)" : " on this fabric") +
+                           "; use --ranks N to run fewer");
+    }
+  }
   if (chunks > 0) {  // README "Limits": the run's size grows with chunks x ranks
     const std::int64_t r = ranks > 0 ? ranks : cluster.total_accelerators();
     if (chunks * r > sim::limits::kMaxChunksTimesRanks) {

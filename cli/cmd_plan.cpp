@@ -112,7 +112,8 @@ void print_text(std::ostream& os, const std::vector<Candidate>& cands, const Pla
   os << "  " << std::left << std::setw(22) << "option" << std::right << std::setw(6) << "nodes"
      << std::setw(8) << "devices"
      << "  " << std::left << std::setw(26) << "layout" << std::right << std::setw(12) << "samples/s"
-     << std::setw(12) << "time" << " " << std::setw(15) << "cost" << std::setw(14) << "per hour"
+     << std::setw(12) << "time"
+     << " " << std::setw(15) << "cost" << std::setw(14) << "per hour"
      << "  target\n";
   for (const std::size_t i : front) {
     const Candidate& c = cands[i];
@@ -226,7 +227,13 @@ int run_plan(const Args& args, CommandIo& io) {
                            scenario_label(scenario_file, all)};
     return loaded;
   };
-  evaluate_candidates(cands, catalog, target, jobs > 0 ? jobs : default_jobs(1), load);
+  // A plan may simulate many large clusters: on a terminal, show how far it got.
+  const PlanProgress progress = [&io](std::size_t done, std::size_t total) {
+    io.err << "\rplan: " << done << "/" << total << " configurations simulated"
+           << (done == total ? "\n" : "") << std::flush;
+  };
+  evaluate_candidates(cands, catalog, target, jobs > 0 ? jobs : default_jobs(1), load,
+                      io.err_is_terminal ? progress : PlanProgress());
   const std::vector<std::size_t> front = mark_pareto_front(cands);
   const std::optional<std::size_t> best = cheapest_meeting_target(cands);
 

@@ -89,7 +89,8 @@ std::vector<Candidate> enumerate_candidates(const PlanCatalog& catalog, int max_
 }
 
 void evaluate_candidates(std::vector<Candidate>& candidates, const PlanCatalog& catalog,
-                         const PlanTarget& target, int jobs, const CandidateLoader& load) {
+                         const PlanTarget& target, int jobs, const CandidateLoader& load,
+                         const PlanProgress& progress) {
   const std::atomic<bool> never{false};
   OrderedRunner runner(
       candidates.size(), jobs,
@@ -127,7 +128,9 @@ void evaluate_candidates(std::vector<Candidate>& candidates, const PlanCatalog& 
         return std::string();
       },
       never);
+  std::size_t done = 0;
   while (runner.next()) {
+    if (progress) progress(++done, candidates.size());
   }
 }
 

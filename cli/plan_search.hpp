@@ -59,8 +59,11 @@ struct LoadedCandidate {
   std::string label;  // the scenario and its overrides, for messages
 };
 using CandidateLoader = std::function<LoadedCandidate(const Candidate&)>;
+// `progress` (optional) is called after each candidate with (done, total).
+using PlanProgress = std::function<void(std::size_t done, std::size_t total)>;
 void evaluate_candidates(std::vector<Candidate>& candidates, const PlanCatalog& catalog,
-                         const PlanTarget& target, int jobs, const CandidateLoader& load);
+                         const PlanTarget& target, int jobs, const CandidateLoader& load,
+                         const PlanProgress& progress = {});
 
 // Marks the simulated candidates on the Pareto front of (cost, time): none is both cheaper and
 // faster. Returns their indices, cheapest first.

@@ -103,9 +103,8 @@ models::StepReport simulate_checked(const models::Scenario& s, const std::string
   try {
     r = models::simulate_training(s, trace);
   } catch (const sim::TimeOverflow&) {
-    throw InputError(origin,
-                     "a simulated time is beyond the engine's range of about 106 days; " +
-                         scale_inputs(s));
+    throw InputError(origin, "a simulated time is beyond the engine's range of about 106 days; " +
+                                 scale_inputs(s));
   }
   if (!(r.step_time_s > 0)) {
     throw InputError(origin, "the simulated step takes " + format_seconds(r.step_time_s) +

@@ -85,8 +85,8 @@ nlohmann::json parse_override_value(const std::string& text, const std::string& 
     const auto first = text.find_first_not_of(" \t");
     const bool container = first != std::string::npos && (text[first] == '[' || text[first] == '{');
     const auto last = text.find_last_not_of(" \t");
-    const bool bare_number = last != std::string::npos &&
-                             text.find_first_not_of("0123456789+-.eE", first) > last;
+    const bool bare_number =
+        last != std::string::npos && text.find_first_not_of("0123456789+-.eE", first) > last;
     if (!container && !bare_number) return text;
   }
   throw UsageError(where, failure.message);

@@ -37,9 +37,8 @@ HOSTILE("fit --predict -1", {"fit", kMxnet, "--predict", "-1"}, 2, {"--predict -
 HOSTILE("fit --predict inf", {"fit", kMxnet, "--predict", "inf"}, 2, {"--predict inf: expected"})
 HOSTILE("fit --predict nan", {"fit", kMxnet, "--predict", "nan"}, 2, {"--predict nan: expected"})
 HOSTILE("fit --predict abc", {"fit", kMxnet, "--predict", "abc"}, 2, {"--predict abc: expected"})
-HOSTILE("fit --predict 1e12 stays finite", {"fit", kMxnet, "--group-col", "gpu,model",
-                                            "--predict", "1e12"},
-        0, {"1e+12"})
+HOSTILE("fit --predict 1e12 stays finite",
+        {"fit", kMxnet, "--group-col", "gpu,model", "--predict", "1e12"}, 0, {"1e+12"})
 HOSTILE("fit --loss-scale 0", {"fit", kMxnet, "--loss", "huber", "--loss-scale", "0"}, 2,
         {"--loss-scale 0: expected a number above 0"})
 HOSTILE("fit --loss-scale inf", {"fit", kMxnet, "--loss", "huber", "--loss-scale", "inf"}, 2,
@@ -59,8 +58,7 @@ HOSTILE("fit on a folder", {"fit", "@src/examples"}, 2,
         {"examples: is a folder, not a points CSV file"})
 HOSTILE("fit on a missing file", {"fit", "@/p.csv"}, 2,
         {"@/p.csv: cannot open points CSV file: it does not exist"})
-HOSTILE("fit on an empty file", {"fit", "@/p.csv"}, 2, {"@/p.csv:1: empty file"},
-        {{"p.csv", ""}})
+HOSTILE("fit on an empty file", {"fit", "@/p.csv"}, 2, {"@/p.csv:1: empty file"}, {{"p.csv", ""}})
 HOSTILE("fit on a header without rows", {"fit", "@/p.csv"}, 2, {"no data rows after the header"},
         {{"p.csv", "batch,throughput\n"}})
 HOSTILE("fit on a non-numeric value", {"fit", "@/p.csv"}, 2,
@@ -104,51 +102,55 @@ HOSTILE("fit missing group column", {"fit", "@/p.csv", "--group-col", "gpu"}, 2,
 HOSTILE("fit --verbose is accepted", {"fit", "@/p.csv", "--verbose"}, 0, {"group all"},
         {{"p.csv", kPoints}})
 
-HOSTILE("calibrate on a measured 1e-300", {"calibrate", kScenario, "@/m.csv", "--free",
-                                           "input.decode_per_sample"},
-        2, {"@/m.csv:2: column 'throughput': 1e-300 is outside the range"},
+HOSTILE("calibrate on a measured 1e-300",
+        {"calibrate", kScenario, "@/m.csv", "--free", "input.decode_per_sample"}, 2,
+        {"@/m.csv:2: column 'throughput': 1e-300 is outside the range"},
         {{"m.csv", "batch_per_replica,throughput\n32,1e-300\n64,2\n"}})
-HOSTILE("calibrate on a measured 1e300", {"calibrate", kScenario, "@/m.csv", "--free",
-                                          "input.decode_per_sample"},
-        2, {"@/m.csv:2: column 'throughput': 1e300 is outside the range"},
+HOSTILE("calibrate on a measured 1e300",
+        {"calibrate", kScenario, "@/m.csv", "--free", "input.decode_per_sample"}, 2,
+        {"@/m.csv:2: column 'throughput': 1e300 is outside the range"},
         {{"m.csv", "batch_per_replica,throughput\n32,1e300\n64,2\n"}})
 HOSTILE("calibrate --out onto a file prints no report",
         {"calibrate", kScenario, kMeasured, "--free", "input.decode_per_sample", "--out",
          "@/file.txt"},
         2, {"--out @/file.txt: is a file, not a folder"}, {{"file.txt", "x"}})
-HOSTILE("calibrate --out below a file", {"calibrate", kScenario, kMeasured, "--free",
-                                         "input.decode_per_sample", "--out", "@/file.txt/sub"},
+HOSTILE("calibrate --out below a file",
+        {"calibrate", kScenario, kMeasured, "--free", "input.decode_per_sample", "--out",
+         "@/file.txt/sub"},
         2, {"--out @/file.txt/sub: cannot create the folder"}, {{"file.txt", "x"}})
-HOSTILE("calibrate --max-iterations 0", {"calibrate", kScenario, kMeasured, "--free",
-                                         "input.decode_per_sample", "--max-iterations", "0"},
+HOSTILE("calibrate --max-iterations 0",
+        {"calibrate", kScenario, kMeasured, "--free", "input.decode_per_sample", "--max-iterations",
+         "0"},
         2, {"--max-iterations 0: expected an integer from 1 to 1000"})
-HOSTILE("calibrate --max-iterations 1e9", {"calibrate", kScenario, kMeasured, "--free",
-                                           "input.decode_per_sample", "--max-iterations", "1e9"},
+HOSTILE("calibrate --max-iterations 1e9",
+        {"calibrate", kScenario, kMeasured, "--free", "input.decode_per_sample", "--max-iterations",
+         "1e9"},
         2, {"--max-iterations 1e9: expected an integer from 1 to 1000"})
-HOSTILE("calibrate --max-iterations abc", {"calibrate", kScenario, kMeasured, "--free",
-                                           "input.decode_per_sample", "--max-iterations", "abc"},
+HOSTILE("calibrate --max-iterations abc",
+        {"calibrate", kScenario, kMeasured, "--free", "input.decode_per_sample", "--max-iterations",
+         "abc"},
         2, {"--max-iterations abc: expected an integer"})
-HOSTILE("calibrate an unknown path", {"calibrate", kScenario, kMeasured, "--free",
-                                      "input.decode_per_sampel"},
-        2, {"--free input.decode_per_sampel: unknown path"})
-HOSTILE("calibrate an integer setting", {"calibrate", kScenario, kMeasured, "--free",
-                                         "input.workers"},
-        2, {"--free input.workers: cannot be calibrated"})
+HOSTILE("calibrate an unknown path",
+        {"calibrate", kScenario, kMeasured, "--free", "input.decode_per_sampel"}, 2,
+        {"--free input.decode_per_sampel: unknown path"})
+HOSTILE("calibrate an integer setting",
+        {"calibrate", kScenario, kMeasured, "--free", "input.workers"}, 2,
+        {"--free input.workers: cannot be calibrated"})
 HOSTILE("calibrate without --free", {"calibrate", kScenario, kMeasured}, 2,
         {"--free: name at least one parameter to calibrate"})
-HOSTILE("calibrate without a throughput column", {"calibrate", kScenario, "@/m.csv", "--free",
-                                                  "input.decode_per_sample"},
-        2, {"@/m.csv:1: no measured throughput (--throughput-col) column 'throughput'"},
+HOSTILE("calibrate without a throughput column",
+        {"calibrate", kScenario, "@/m.csv", "--free", "input.decode_per_sample"}, 2,
+        {"@/m.csv:1: no measured throughput (--throughput-col) column 'throughput'"},
         {{"m.csv", "batch_per_replica,speed\n32,100\n"}})
-HOSTILE("calibrate a folder scenario", {"calibrate", "@src/examples", kMeasured, "--free",
-                                        "input.decode_per_sample"},
-        2, {"examples: is a folder, not a scenario file"})
+HOSTILE("calibrate a folder scenario",
+        {"calibrate", "@src/examples", kMeasured, "--free", "input.decode_per_sample"}, 2,
+        {"examples: is a folder, not a scenario file"})
 HOSTILE("calibrate a scenario nested 100,000 deep",
         {"calibrate", "@/s.json", kMeasured, "--free", "input.decode_per_sample"}, 2,
         {"@/s.json:1:", "nested deeper than the limit"},
         {{"s.json", trainsim::test::deep_object(100000)}})
-HOSTILE("calibrate --format xml", {"calibrate", kScenario, kMeasured, "--free",
-                                   "input.decode_per_sample", "--format", "xml"},
+HOSTILE("calibrate --format xml",
+        {"calibrate", kScenario, kMeasured, "--free", "input.decode_per_sample", "--format", "xml"},
         2, {"--format xml: expected text or json"})
 HOSTILE("calibrate rows beyond the run-size limit",
         {"calibrate", kScenario, kMeasured, "--free", "input.decode_per_sample", "--set",
@@ -167,13 +169,13 @@ TEST_CASE("hostile: the README workflow calibrate --out DIR, then simulate --pro
        "cluster.node.accelerator.efficiency.compute,input.decode_per_sample", "--out", dir},
       0,
       {"calibrated 2 parameter(s)"}});
-  trainsim::test::run_hostile(
-      HostileCase{{"simulate", kScenario, "--profile-dir", dir}, 0, {"scenario resnet50-dgx-a100"}});
-  // The calibrated scenario written beside the profiles runs with them too.
   trainsim::test::run_hostile(HostileCase{
-      {"simulate", dir + "/resnet50_dgx_a100.json", "--profile-dir", dir, "--set", "steps=4",
-       "--set", "warmup_steps=1"},
-      0,
-      {"scenario resnet50-dgx-a100"}});
+      {"simulate", kScenario, "--profile-dir", dir}, 0, {"scenario resnet50-dgx-a100"}});
+  // The calibrated scenario written beside the profiles runs with them too.
+  trainsim::test::run_hostile(
+      HostileCase{{"simulate", dir + "/resnet50_dgx_a100.json", "--profile-dir", dir, "--set",
+                   "steps=4", "--set", "warmup_steps=1"},
+                  0,
+                  {"scenario resnet50-dgx-a100"}});
   std::filesystem::remove_all(std::filesystem::path(dir).parent_path());
 }

@@ -27,8 +27,7 @@ std::vector<fs::path> inputs(std::initializer_list<const char*> dirs, const char
     const fs::path dir = fs::path(TRAINSIM_SOURCE_DIR) / d;
     if (!fs::is_directory(dir)) continue;
     for (const auto& e : fs::recursive_directory_iterator(dir)) {
-      if (e.is_regular_file() &&
-          (*extension == '\0' || e.path().extension() == extension))
+      if (e.is_regular_file() && (*extension == '\0' || e.path().extension() == extension))
         out.push_back(e.path());
     }
   }

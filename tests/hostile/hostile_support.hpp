@@ -52,8 +52,7 @@ inline std::string expand_placeholders(std::string arg, const std::string& dir) 
 // What no output may ever contain, whatever the input. An error message may echo an input
 // that spells inf or nan (`--epochs inf`), so `echoes_input` lifts that one check.
 inline void check_never(const std::string& text, bool echoes_input = false) {
-  static const std::regex non_finite(
-      R"((^|[^A-Za-z_])(inf|-inf|nan|-nan|NaN)([^A-Za-z_]|$))");
+  static const std::regex non_finite(R"((^|[^A-Za-z_])(inf|-inf|nan|-nan|NaN)([^A-Za-z_]|$))");
   static const std::regex glog_line(R"((^|\n)[IWEF]\d{8} )");
   if (!echoes_input) CHECK_FALSE(std::regex_search(text, non_finite));
   CHECK_FALSE(std::regex_search(text, glog_line));
@@ -124,8 +123,7 @@ inline std::string deep_array(int depth) {
 
 #define HOSTILE_CONCAT2(a, b) a##b
 #define HOSTILE_CONCAT(a, b) HOSTILE_CONCAT2(a, b)
-#define HOSTILE(name, ...)            \
-  TEST_CASE("hostile: " name) {       \
-    ::trainsim::test::run_hostile(    \
-        ::trainsim::test::HostileCase{__VA_ARGS__}); \
+#define HOSTILE(name, ...)                                                     \
+  TEST_CASE("hostile: " name) {                                                \
+    ::trainsim::test::run_hostile(::trainsim::test::HostileCase{__VA_ARGS__}); \
   }

@@ -31,8 +31,7 @@ std::string cluster(const std::string& extra) {
 
 }  // namespace
 
-HOSTILE("profile nested 100,000 deep",
-        {"profiles", "show", "gpu", "--profile-dir", "@/"}, 2,
+HOSTILE("profile nested 100,000 deep", {"profiles", "show", "gpu", "--profile-dir", "@/"}, 2,
         {"@/accelerators/gpu.json:1:", "nested deeper than the limit of 64 levels"},
         {{"accelerators/gpu.json",
           "{\"kind\": \"accelerator\", \"name\": \"gpu\", \"x\": " + deep_array(100000) + "}"}})
@@ -41,16 +40,14 @@ HOSTILE("profile with a duplicate key", {"profiles", "show", "gpu", "--profile-d
         {{"accelerators/gpu.json",
           with(kAccelerator, "\"memory_capacity\": \"16 GiB\",",
                "\"memory_capacity\": \"16 GiB\", \"memory_capacity\": \"32 GiB\",")}})
-HOSTILE("profile description that is a number",
-        {"profiles", "show", "gpu", "--profile-dir", "@/"}, 2,
-        {"@/accelerators/gpu.json: description: expected a string, got 5"},
-        {{"accelerators/gpu.json", with(kAccelerator, "\"name\": \"gpu\",",
-                                        "\"name\": \"gpu\", \"description\": 5,")}})
+HOSTILE("profile description that is a number", {"profiles", "show", "gpu", "--profile-dir", "@/"},
+        2, {"@/accelerators/gpu.json: description: expected a string, got 5"},
+        {{"accelerators/gpu.json",
+          with(kAccelerator, "\"name\": \"gpu\",", "\"name\": \"gpu\", \"description\": 5,")}})
 HOSTILE("profile description that is an array (was a library error)",
-        {"profiles", "list", "--profile-dir", "@/"}, 2,
-        {"description: expected a string, got []"},
-        {{"accelerators/gpu.json", with(kAccelerator, "\"name\": \"gpu\",",
-                                        "\"name\": \"gpu\", \"description\": [],")}})
+        {"profiles", "list", "--profile-dir", "@/"}, 2, {"description: expected a string, got []"},
+        {{"accelerators/gpu.json",
+          with(kAccelerator, "\"name\": \"gpu\",", "\"name\": \"gpu\", \"description\": [],")}})
 HOSTILE("profile in the wrong kind folder", {"profiles", "list", "--profile-dir", "@/"}, 2,
         {"@/hosts/gpu.json: kind: a accelerator profile must be in the folder accelerators/"},
         {{"hosts/gpu.json", kAccelerator}})
@@ -65,7 +62,8 @@ HOSTILE("profile folder as a profile file", {"profiles", "list", "--profile-dir"
         {{"accelerators/gpu.json/inner.txt", "x"}})
 HOSTILE("files outside the kind folders are not read",
         {"profiles", "show", "gpu", "--profile-dir", "@/"}, 0, {"100 TFLOP/s"},
-        {{"accelerators/gpu.json", kAccelerator}, {"scenario.json", "{\"not\": \"a profile\"}"},
+        {{"accelerators/gpu.json", kAccelerator},
+         {"scenario.json", "{\"not\": \"a profile\"}"},
          {"notes/readme.json", "not even JSON"}})
 HOSTILE("host with 1e9 cores", {"profiles", "list", "--profile-dir", "@/"}, 2,
         {"@/hosts/box.json: cpu_cores: value 1000000000 is above the limit of 65536"},
@@ -82,8 +80,8 @@ HOSTILE("cluster with 5000 accelerators per node", {"profiles", "list", "--profi
           with(cluster(""), "\"accelerators_per_node\": 8", "\"accelerators_per_node\": 5000")}})
 HOSTILE("cluster whose torus dims overflow an int", {"profiles", "list", "--profile-dir", "@/"}, 2,
         {"inter.dims: torus dims must be 3 numbers whose product is nodes (2)"},
-        {{"clusters/c.json", with(cluster(", \"dims\": [200000, 200000, 200000]"), "\"star\"",
-                                  "\"torus3d\"")}})
+        {{"clusters/c.json",
+          with(cluster(", \"dims\": [200000, 200000, 200000]"), "\"star\"", "\"torus3d\"")}})
 HOSTILE("cluster with 1e6 NICs per node", {"profiles", "list", "--profile-dir", "@/"}, 2,
         {"inter.nics_per_node: value 1000000 is above the limit of 1024"},
         {{"clusters/c.json", cluster(", \"nics_per_node\": 1000000")}})
@@ -92,10 +90,12 @@ HOSTILE("cluster naming a missing link", {"profiles", "list", "--profile-dir", "
         {{"clusters/c.json", with(cluster(""), "ib-hdr", "ib-hdx")}})
 HOSTILE("link with a negative latency", {"profiles", "list", "--profile-dir", "@/"}, 2,
         {"latency: value \"-1 us\" must not be negative"},
-        {{"links/l.json", R"({"kind": "link", "name": "l", "bandwidth": "1 GB/s", "latency": "-1 us"})"}})
+        {{"links/l.json",
+          R"({"kind": "link", "name": "l", "bandwidth": "1 GB/s", "latency": "-1 us"})"}})
 HOSTILE("link of 0 bandwidth", {"profiles", "list", "--profile-dir", "@/"}, 2,
         {"bandwidth: value \"0 GB/s\" must be positive"},
-        {{"links/l.json", R"({"kind": "link", "name": "l", "bandwidth": "0 GB/s", "latency": "1 us"})"}})
+        {{"links/l.json",
+          R"({"kind": "link", "name": "l", "bandwidth": "0 GB/s", "latency": "1 us"})"}})
 HOSTILE("empty profile file", {"profiles", "list", "--profile-dir", "@/"}, 2,
         {"@/links/l.json:1:1: malformed JSON"}, {{"links/l.json", ""}})
 HOSTILE("unknown profile kind", {"profiles", "list", "--profile-dir", "@/"}, 2,

@@ -13,8 +13,7 @@ HOSTILE("steps=0", {"simulate", "--set", "steps=0"}, 2, {"steps: value 0 must be
 HOSTILE("steps=-5", {"simulate", "--set", "steps=-5"}, 2, {"steps: value -5 must be at least 1"})
 HOSTILE("steps=abc", {"simulate", "--set", "steps=abc"}, 2,
         {"--set steps=abc", "steps: expected an integer, got \"abc\""})
-HOSTILE("steps=1.5", {"simulate", "--set", "steps=1.5"}, 2,
-        {"steps: expected an integer, got 1.5"})
+HOSTILE("steps=1.5", {"simulate", "--set", "steps=1.5"}, 2, {"steps: expected an integer, got 1.5"})
 HOSTILE("steps=true", {"simulate", "--set", "steps=true"}, 2,
         {"steps: expected an integer, got true"})
 HOSTILE("steps=null", {"simulate", "--set", "steps=null"}, 2, {"steps: expected an integer"})
@@ -29,9 +28,10 @@ HOSTILE("cluster.nodes=1e9 is an integer, above the cluster limit",
 HOSTILE("cluster.nodes=1e5 makes too many accelerators",
         {"simulate", "--set", "cluster=dgx-a100-x4", "--set", "cluster.nodes=100000"}, 2,
         {"cluster.nodes", "800000 accelerators, above the limit of 262144"})
-HOSTILE("8e9 ranks", {"simulate", "--set", "cluster=dgx-a100-x4", "--set", "cluster.nodes=1e9",
-                      "--set", "parallelism.data=8e9"}, 2,
-        {"cluster.nodes: value 1000000000 is above the limit"})
+HOSTILE("8e9 ranks",
+        {"simulate", "--set", "cluster=dgx-a100-x4", "--set", "cluster.nodes=1e9", "--set",
+         "parallelism.data=8e9"},
+        2, {"cluster.nodes: value 1000000000 is above the limit"})
 HOSTILE("parallelism.data=8e9", {"simulate", "--set", "parallelism.data=8e9"}, 2,
         {"--set parallelism.data=8e9", "parallelism.data: value 8000000000 is above the limit"})
 HOSTILE("pipeline=100 blames the --set, not the file's data",
@@ -59,12 +59,13 @@ HOSTILE("batch_per_replica=0", {"simulate", "--set", "batch_per_replica=0"}, 2,
 HOSTILE("batch_per_replica=most", {"simulate", "--set", "batch_per_replica=most"}, 2,
         {"batch_per_replica: value \"most\" is not one of max"})
 HOSTILE("echo factor 1e7 is refused at once", {"simulate", "--set", "input.echo.factor=1e7"}, 2,
-        {"--set input.echo.factor=1e7", "input.echo.factor: value 10000000 is above the limit of 1024"})
+        {"--set input.echo.factor=1e7",
+         "input.echo.factor: value 10000000 is above the limit of 1024"})
 HOSTILE("echo factor 0", {"simulate", "--set", "input.echo.factor=0"}, 2,
         {"input.echo.factor: value 0 must be at least 1"})
 HOSTILE("echo before augment with batch mode",
-        {"simulate", "--set", "input.echo.factor=2", "--set", "input.echo.insert=before_augment"}, 2,
-        {"input.echo.insert: before_augment needs mode example"})
+        {"simulate", "--set", "input.echo.factor=2", "--set", "input.echo.insert=before_augment"},
+        2, {"input.echo.insert: before_augment needs mode example"})
 HOSTILE("prefetch_batches=1e6", {"simulate", "--set", "input.prefetch_batches=1e6"}, 2,
         {"input.prefetch_batches: value 1000000 is above the limit of 1024"})
 HOSTILE("workers=1e6", {"simulate", "--set", "input.workers=1e6"}, 2,
@@ -75,8 +76,8 @@ HOSTILE("global_batch=1e15", {"simulate", "--set", "global_batch=1e15"}, 2,
         {"global_batch: value 1000000000000000 is above the limit"})
 HOSTILE("global_batch not a multiple", {"simulate", "--set", "global_batch=3000"}, 2,
         {"global_batch: 3000 is not a multiple of batch_per_replica x data = 2048"})
-HOSTILE("global_batch with grad_accum", {"simulate", "--set", "global_batch=4096", "--set",
-                                         "parallelism.grad_accum=2"}, 2,
+HOSTILE("global_batch with grad_accum",
+        {"simulate", "--set", "global_batch=4096", "--set", "parallelism.grad_accum=2"}, 2,
         {"global_batch: give either global_batch or parallelism.grad_accum"})
 HOSTILE("global_batch that needs 1e6 accumulation rounds",
         {"simulate", "--set", "global_batch=20480000000"}, 2,
@@ -90,14 +91,15 @@ HOSTILE("resolution=1 collapses ResNet-50", {"simulate", "--set", "model.resolut
 HOSTILE("resolution=16 collapses the last stage", {"simulate", "--set", "model.resolution=16"}, 2,
         {"model.resolution: value 16 is too small for resnet50"})
 HOSTILE("resolution=200000", {"simulate", "--set", "model.resolution=200000"}, 2,
-        {"--set model.resolution=200000", "model.resolution: value 200000 is above the limit of 131072"})
+        {"--set model.resolution=200000",
+         "model.resolution: value 200000 is above the limit of 131072"})
 HOSTILE("resolution=2.5", {"simulate", "--set", "model.resolution=2.5"}, 2,
         {"model.resolution", "resolution=2.5 must be a positive integer"})
 HOSTILE("resolution=-224", {"simulate", "--set", "model.resolution=-224"}, 2,
         {"model.resolution: value -224 must be positive"})
-HOSTILE("resolution 17 is the smallest ResNet-50 keeps", {"simulate", "--set",
-                                                          "model.resolution=17", "--format", "json"},
-        0, {"\"model\": \"resnet50\""})
+HOSTILE("resolution 17 is the smallest ResNet-50 keeps",
+        {"simulate", "--set", "model.resolution=17", "--format", "json"}, 0,
+        {"\"model\": \"resnet50\""})
 HOSTILE("unknown model names the --set", {"simulate", "--set", "model=resnet5"}, 2,
         {"--set model=resnet5", "unknown model 'resnet5' (did you mean 'resnet50'?)"})
 HOSTILE("unknown hyper-parameter", {"simulate", "--set", "model.depth=5"}, 2,
@@ -122,8 +124,8 @@ HOSTILE("everything infinitely fast gives no step time",
          "--set", "cluster.node.intra.link.latency=0", "--set",
          "cluster.node.intra.link.bandwidth=1e300", "--set", "communication.overlap=false"},
         2, {"the simulated step takes 0 s", "too fast for the engine's 1 ps resolution"})
-HOSTILE("negative peak", {"simulate", "--set",
-                          "cluster.node.accelerator.peak_flops.fp16=-5 TFLOP/s"}, 2,
+HOSTILE("negative peak",
+        {"simulate", "--set", "cluster.node.accelerator.peak_flops.fp16=-5 TFLOP/s"}, 2,
         {"peak_flops.fp16: value \"-5 TFLOP/s\" must be positive"})
 HOSTILE("efficiency 0", {"simulate", "--set", "cluster.node.accelerator.efficiency.compute=0"}, 2,
         {"efficiency.compute: value 0 must be in (0, 1]"})
@@ -132,11 +134,11 @@ HOSTILE("efficiency 1.5", {"simulate", "--set", "cluster.node.accelerator.effici
 HOSTILE("bandwidth 1e300 EB/s is not finite",
         {"simulate", "--set", "cluster.node.accelerator.memory_bandwidth=1e300 EB/s"}, 2,
         {"memory_bandwidth: value \"1e300 EB/s\" is not a finite number"})
-HOSTILE("bandwidth 1e999 GB/s", {"simulate", "--set",
-                                 "cluster.node.accelerator.memory_bandwidth=1e999 GB/s"}, 2,
+HOSTILE("bandwidth 1e999 GB/s",
+        {"simulate", "--set", "cluster.node.accelerator.memory_bandwidth=1e999 GB/s"}, 2,
         {"memory_bandwidth: value \"1e999 GB/s\" is not a bandwidth"})
-HOSTILE("bandwidth with a wrong unit", {"simulate", "--set",
-                                        "cluster.node.accelerator.memory_bandwidth=5 GB"}, 2,
+HOSTILE("bandwidth with a wrong unit",
+        {"simulate", "--set", "cluster.node.accelerator.memory_bandwidth=5 GB"}, 2,
         {"memory_bandwidth: value \"5 GB\" is not a bandwidth"})
 HOSTILE("bucket size 0", {"simulate", "--set", "communication.bucket_size=0"}, 2,
         {"communication.bucket_size: value 0 must be positive"})
@@ -144,20 +146,21 @@ HOSTILE("density 2", {"simulate", "--set", "communication.density=2"}, 2,
         {"communication.density: value 2 must be in (0, 1]"})
 HOSTILE("unknown algorithm", {"simulate", "--set", "communication.algorithm=rng"}, 2,
         {"communication.algorithm: value \"rng\" is not one of", "(did you mean 'ring'?)"})
-HOSTILE("--set with a value nested 100 deep", {"simulate", "--set",
-                                               "cluster=" + trainsim::test::deep_array(100)},
-        2, {"nested deeper than the limit of 64 levels"})
+HOSTILE("--set with a value nested 100 deep",
+        {"simulate", "--set", "cluster=" + trainsim::test::deep_array(100)}, 2,
+        {"nested deeper than the limit of 64 levels"})
 HOSTILE("--set with a duplicate key", {"simulate", "--set", R"(cluster={"nodes":1,"nodes":2})"}, 2,
         {"--set cluster={\"nodes\":1,\"nodes\":2}: key 'nodes' appears twice"})
-HOSTILE("--set path of 100 components", {"simulate", "--set", [] {
-          std::string p = "a";
-          for (int i = 0; i < 99; ++i)
-            p += ".a";
-          return p + "=1";
-        }()},
+HOSTILE("--set path of 100 components",
+        {"simulate", "--set",
+         [] {
+           std::string p = "a";
+           for (int i = 0; i < 99; ++i)
+             p += ".a";
+           return p + "=1";
+         }()},
         2, {"components, more than the limit of 64"})
-HOSTILE("--set without a path", {"simulate", "--set", "=5"}, 2,
-        {"--set =5: expected PATH=VALUE"})
+HOSTILE("--set without a path", {"simulate", "--set", "=5"}, 2, {"--set =5: expected PATH=VALUE"})
 HOSTILE("--set without a value separator", {"simulate", "--set", "steps"}, 2,
         {"--set steps: expected PATH=VALUE"})
 HOSTILE("--set with an empty component", {"simulate", "--set", "input..workers=2"}, 2,
@@ -166,13 +169,11 @@ HOSTILE("--set through a number", {"simulate", "--set", "steps.x=1"}, 2,
         {"cannot set 'steps.x': 'steps' is number, not an object"})
 HOSTILE("--set value that is not UTF-8", {"simulate", "--set", "name=\xff\xfe"}, 2,
         {"argument 3 is not valid UTF-8 text"})
-HOSTILE("--set key holding a newline", {"simulate", "--set", "x\ny=1"}, 2,
-        {"unknown key 'x\\ny'"})
+HOSTILE("--set key holding a newline", {"simulate", "--set", "x\ny=1"}, 2, {"unknown key 'x\\ny'"})
 HOSTILE("steps=1e1 is accepted", {"simulate", "--set", "steps=1e1", "--format", "json"}, 0,
         {"\"step_time_s\""})
-HOSTILE("cluster.nodes=1.0 is accepted", {"simulate", "--set", "cluster.nodes=1.0", "--format",
-                                          "csv"},
-        0, {"step_time_s"})
+HOSTILE("cluster.nodes=1.0 is accepted",
+        {"simulate", "--set", "cluster.nodes=1.0", "--format", "csv"}, 0, {"step_time_s"})
 HOSTILE("--format xml", {"simulate", "--format", "xml"}, 2,
         {"--format xml: expected text, json or csv"})
 HOSTILE("--trace into a missing folder", {"simulate", "--trace", "@/no/such/dir/t.json"}, 2,
@@ -184,8 +185,8 @@ HOSTILE("--trace of a run too large to trace",
         {"--trace of a run of about", "above the trace limit of 2e+06 events"})
 HOSTILE("unknown option", {"simulate", "--bogus"}, 2,
         {"trainsim simulate: unrecognised option '--bogus'"})
-HOSTILE("two scenario files", {"simulate", "@src/examples/resnet50_dgx_a100.json",
-                               "@src/examples/two_gpu_no_p2p.json"},
+HOSTILE("two scenario files",
+        {"simulate", "@src/examples/resnet50_dgx_a100.json", "@src/examples/two_gpu_no_p2p.json"},
         2, {"trainsim simulate:", "too many positional options"})
 HOSTILE("--profile-dir that does not exist", {"simulate", "--profile-dir", "@/none"}, 2,
         {"--profile-dir @/none: profile folder does not exist"})
@@ -204,8 +205,8 @@ HOSTILE("balance entries above the layer count",
         {"simulate", "@src/examples/gpipe_amoebanet_tpu.json", "--set",
          "parallelism.balance=[1e9,1]"},
         2, {"parallelism.balance: element 1000000000 is above the limit of 24"})
-HOSTILE("pipeline deeper than the model", {"simulate", "@src/examples/gpipe_amoebanet_tpu.json",
-                                           "--set", "parallelism.pipeline=100"},
+HOSTILE("pipeline deeper than the model",
+        {"simulate", "@src/examples/gpipe_amoebanet_tpu.json", "--set", "parallelism.pipeline=100"},
         2, {"parallelism.pipeline: 100 stages, but model amoebanet_d has only 24 layers"})
 HOSTILE("--verbose is accepted", {"simulate", "--verbose", "--format", "json"}, 0,
         {"\"throughput_samples_per_s\""})

@@ -9,7 +9,8 @@ HOSTILE("sweep of more than 100,000 rows",
 HOSTILE("sweep value 1e999 names the row", {"sweep", "--vary", "steps=4,1e999"}, 2,
         {"sweep row 2 of 2 (steps=1e999)", "number 1e999 is out of range"})
 HOSTILE("sweep value above a limit names the row", {"sweep", "--vary", "steps=4,100000000"}, 2,
-        {"sweep row 2 of 2 (steps=100000000)", "steps: value 100000000 is above the limit of 10000"})
+        {"sweep row 2 of 2 (steps=100000000)",
+         "steps: value 100000000 is above the limit of 10000"})
 HOSTILE("sweep row above the event limit fails before any simulation",
         {"sweep", "--vary", "parallelism.grad_accum=1,100000", "--set", "steps=100"}, 2,
         {"sweep row 2 of 2 (parallelism.grad_accum=100000)", "the run would execute about"})
@@ -33,27 +34,27 @@ HOSTILE("sweep range of 1e-300 steps", {"sweep", "--vary", "input.decode_per_sam
         2, {"has more than 100000 values"})
 HOSTILE("sweep path varied twice", {"sweep", "--vary", "steps=3", "--vary", "steps=4"}, 2,
         {"path 'steps' is varied twice"})
-HOSTILE("sweep --out onto a folder", {"sweep", "--vary", "steps=3", "--set", "warmup_steps=1",
-                                      "--out", "@/"},
-        2, {"cannot open the file for writing"})
+HOSTILE("sweep --out onto a folder",
+        {"sweep", "--vary", "steps=3", "--set", "warmup_steps=1", "--out", "@/"}, 2,
+        {"cannot open the file for writing"})
 HOSTILE("sweep --format xml", {"sweep", "--vary", "steps=3", "--format", "xml"}, 2,
         {"--format xml: expected csv or json"})
 HOSTILE("sweep duplicate key in a value", {"sweep", "--vary", R"(cluster={"nodes":1,"nodes":2})"},
         2, {"key 'nodes' appears twice"})
 HOSTILE("sweep without --vary", {"sweep"}, 2, {"vary"})
-HOSTILE("a small sweep works", {"sweep", "--vary", "steps=3,4", "--set", "warmup_steps=1",
-                                "--set", "model=resnet20", "--set", "batch_per_replica=32"},
+HOSTILE("a small sweep works",
+        {"sweep", "--vary", "steps=3,4", "--set", "warmup_steps=1", "--set", "model=resnet20",
+         "--set", "batch_per_replica=32"},
         0, {"vary.steps", "\n3,", "\n4,"})
 
-HOSTILE("collective --ranks 0", {"collective", "--cluster", "dgx-a100", "--bytes", "1MB",
-                                 "--ranks", "0"},
-        2, {"--ranks 0: expected at least 1 rank"})
-HOSTILE("collective --ranks beyond the cluster", {"collective", "--cluster", "dgx-a100", "--bytes",
-                                                  "1MB", "--ranks", "9"},
-        2, {"--ranks"})
-HOSTILE("collective --chunks 0", {"collective", "--cluster", "dgx-a100", "--bytes", "1MB",
-                                  "--chunks", "0"},
-        2, {"--chunks 0: expected 1 to 4096 chunks"})
+HOSTILE("collective --ranks 0",
+        {"collective", "--cluster", "dgx-a100", "--bytes", "1MB", "--ranks", "0"}, 2,
+        {"--ranks 0: expected at least 1 rank"})
+HOSTILE("collective --ranks beyond the cluster",
+        {"collective", "--cluster", "dgx-a100", "--bytes", "1MB", "--ranks", "9"}, 2, {"--ranks"})
+HOSTILE("collective --chunks 0",
+        {"collective", "--cluster", "dgx-a100", "--bytes", "1MB", "--chunks", "0"}, 2,
+        {"--chunks 0: expected 1 to 4096 chunks"})
 HOSTILE("collective --chunks 100000000 is refused at once",
         {"collective", "--cluster", "dgx-a100", "--bytes", "1MB", "--chunks", "100000000"}, 2,
         {"--chunks 100000000: expected 1 to 4096 chunks"})
@@ -63,14 +64,14 @@ HOSTILE("collective chunks x ranks above the limit",
 HOSTILE("collective more chunks than elements",
         {"collective", "--cluster", "dgx-a100", "--bytes", "8", "--chunks", "4"}, 2,
         {"--chunks 4: more chunks than the 2 fp32 elements of --bytes 8"})
-HOSTILE("collective --density with ring", {"collective", "--cluster", "dgx-a100", "--bytes",
-                                           "1MB", "--density", "0.1"},
-        2, {"--density 0.1: applies only to --algorithm topk or gtopk, not ring"})
+HOSTILE("collective --density with ring",
+        {"collective", "--cluster", "dgx-a100", "--bytes", "1MB", "--density", "0.1"}, 2,
+        {"--density 0.1: applies only to --algorithm topk or gtopk, not ring"})
 HOSTILE("collective 3 bytes of fp32", {"collective", "--cluster", "dgx-a100", "--bytes", "3"}, 2,
         {"--bytes 3: is not a whole number of fp32 elements (4 bytes each)"})
-HOSTILE("collective 3 bytes of fp16", {"collective", "--cluster", "dgx-a100", "--bytes", "3",
-                                       "--dtype", "fp16"},
-        2, {"--bytes 3: is not a whole number of fp16 elements (2 bytes each)"})
+HOSTILE("collective 3 bytes of fp16",
+        {"collective", "--cluster", "dgx-a100", "--bytes", "3", "--dtype", "fp16"}, 2,
+        {"--bytes 3: is not a whole number of fp16 elements (2 bytes each)"})
 HOSTILE("collective 2 PB per rank", {"collective", "--cluster", "dgx-a100", "--bytes", "2PB"}, 2,
         {"--bytes 2PB: above the limit of 1 TiB per rank"})
 HOSTILE("collective 0 bytes", {"collective", "--cluster", "dgx-a100", "--bytes", "0"}, 2,
@@ -87,45 +88,47 @@ HOSTILE("collective sweep of odd sizes", {"collective", "--cluster", "dgx-a100",
         2, {"--sweep 3:16: is not a whole number of fp32 elements"})
 HOSTILE("collective sweep descending", {"collective", "--cluster", "dgx-a100", "--sweep", "16:4"},
         2, {"--sweep 16:4: MAX is below MIN"})
-HOSTILE("collective sweep without a colon", {"collective", "--cluster", "dgx-a100", "--sweep",
-                                             "abc"},
-        2, {"--sweep abc"})
-HOSTILE("collective sweep to 1 PB", {"collective", "--cluster", "dgx-a100", "--sweep", "8:1PB"},
-        2, {"--sweep 8:1PB: above the limit of 1 TiB per rank"})
+HOSTILE("collective sweep without a colon",
+        {"collective", "--cluster", "dgx-a100", "--sweep", "abc"}, 2, {"--sweep abc"})
+HOSTILE("collective sweep to 1 PB", {"collective", "--cluster", "dgx-a100", "--sweep", "8:1PB"}, 2,
+        {"--sweep 8:1PB: above the limit of 1 TiB per rank"})
 HOSTILE("collective without --cluster", {"collective", "--bytes", "1MB"}, 2,
         {"--cluster NAME is required"})
 HOSTILE("collective unknown cluster", {"collective", "--cluster", "dgx-a10", "--bytes", "1MB"}, 2,
         {"unknown cluster profile \"dgx-a10\""})
-HOSTILE("collective cluster.nodes=1e9", {"collective", "--cluster", "dgx-a100-x4", "--bytes",
-                                         "1MB", "--set", "cluster.nodes=1e9"},
+HOSTILE("collective cluster.nodes=1e9",
+        {"collective", "--cluster", "dgx-a100-x4", "--bytes", "1MB", "--set", "cluster.nodes=1e9"},
         2, {"--set cluster.nodes=1e9", "cluster.nodes: value 1000000000 is above the limit"})
-HOSTILE("collective set outside the cluster", {"collective", "--cluster", "dgx-a100", "--bytes",
-                                               "1MB", "--set", "steps=3"},
-        2, {"--set steps=3: collective overrides start with 'cluster.'"})
-HOSTILE("collective unknown op", {"collective", "--cluster", "dgx-a100", "--bytes", "1MB", "--op",
-                                  "alltoallv"},
-        2, {"--op alltoallv"})
-HOSTILE("collective unknown algorithm", {"collective", "--cluster", "dgx-a100", "--bytes", "1MB",
-                                         "--algorithm", "rng"},
-        2, {"--algorithm rng"})
-HOSTILE("collective unknown dtype", {"collective", "--cluster", "dgx-a100", "--bytes", "1MB",
-                                     "--dtype", "fp8"},
-        2, {"--dtype fp8: expected fp32, fp16 or bf16"})
-HOSTILE("collective topk density 2", {"collective", "--cluster", "dgx-a100", "--bytes", "1MB",
-                                      "--algorithm", "topk", "--density", "2"},
+HOSTILE("collective set outside the cluster",
+        {"collective", "--cluster", "dgx-a100", "--bytes", "1MB", "--set", "steps=3"}, 2,
+        {"--set steps=3: collective overrides start with 'cluster.'"})
+HOSTILE("collective unknown op",
+        {"collective", "--cluster", "dgx-a100", "--bytes", "1MB", "--op", "alltoallv"}, 2,
+        {"--op alltoallv"})
+HOSTILE("collective unknown algorithm",
+        {"collective", "--cluster", "dgx-a100", "--bytes", "1MB", "--algorithm", "rng"}, 2,
+        {"--algorithm rng"})
+HOSTILE("collective unknown dtype",
+        {"collective", "--cluster", "dgx-a100", "--bytes", "1MB", "--dtype", "fp8"}, 2,
+        {"--dtype fp8: expected fp32, fp16 or bf16"})
+HOSTILE("collective topk density 2",
+        {"collective", "--cluster", "dgx-a100", "--bytes", "1MB", "--algorithm", "topk",
+         "--density", "2"},
         2, {"--density 2: expected a fraction in (0, 1]"})
-HOSTILE("collective topk density nan", {"collective", "--cluster", "dgx-a100", "--bytes", "1MB",
-                                        "--algorithm", "topk", "--density", "nan"},
+HOSTILE("collective topk density nan",
+        {"collective", "--cluster", "dgx-a100", "--bytes", "1MB", "--algorithm", "topk",
+         "--density", "nan"},
         2, {"--density nan"})
-HOSTILE("collective --servers 0", {"collective", "--cluster", "dgx-a100", "--bytes", "1MB",
-                                   "--algorithm", "parameter_server", "--servers", "0"},
+HOSTILE("collective --servers 0",
+        {"collective", "--cluster", "dgx-a100", "--bytes", "1MB", "--algorithm", "parameter_server",
+         "--servers", "0"},
         2, {"--servers 0: expected a positive count"})
-HOSTILE("collective --bytes and --sweep", {"collective", "--cluster", "dgx-a100", "--bytes", "1MB",
-                                           "--sweep", "8:64"},
-        2, {"give exactly one of --bytes and --sweep"})
-HOSTILE("collective --format xml", {"collective", "--cluster", "dgx-a100", "--bytes", "1MB",
-                                    "--format", "xml"},
-        2, {"--format xml: expected text or json"})
+HOSTILE("collective --bytes and --sweep",
+        {"collective", "--cluster", "dgx-a100", "--bytes", "1MB", "--sweep", "8:64"}, 2,
+        {"give exactly one of --bytes and --sweep"})
+HOSTILE("collective --format xml",
+        {"collective", "--cluster", "dgx-a100", "--bytes", "1MB", "--format", "xml"}, 2,
+        {"--format xml: expected text or json"})
 HOSTILE("collective resolved to 0 s is an error, not 0 GB/s",
         {"collective", "--cluster", "dgx-a100", "--bytes", "4", "--set",
          "cluster.node.intra.link.latency=0", "--set", "cluster.node.intra.link.bandwidth=1e300",
@@ -136,5 +139,17 @@ HOSTILE("collective slower than the engine's range",
         {"collective", "--cluster", "dgx-a100", "--bytes", "1TiB", "--set",
          "cluster.node.intra.link.bandwidth=1e-3"},
         2, {"a simulated time is beyond the engine's range"})
+HOSTILE("a collective on one rank takes no time",
+        {"collective", "--cluster", "dgx-a100", "--bytes", "1MB", "--ranks", "1"}, 0,
+        {"1 ranks", "time         0 s"})
+HOSTILE("collective message-level over 2048 ranks",
+        {"collective", "--cluster", "dgx-h100-x4", "--set", "cluster.nodes=256", "--bytes", "1MB"},
+        2,
+        {"--cluster dgx-h100-x4: a message-level collective over 2048 ranks is above the limit "
+         "of 1024 on this fabric"})
+HOSTILE("collective --exact over 4096 ranks",
+        {"collective", "--cluster", "star-1gbe", "--set", "cluster.nodes=4096", "--bytes", "1MB",
+         "--exact"},
+        2, {"above the limit of 1024 (drop --exact)"})
 HOSTILE("a plain collective works", {"collective", "--cluster", "dgx-a100", "--bytes", "1MB"}, 0,
         {"allreduce by ring on dgx-a100: 8 ranks"})

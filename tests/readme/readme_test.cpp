@@ -92,8 +92,8 @@ std::string with_binary(const std::string& command) {
 
 // A fresh folder with the repository's inputs reachable as in the repository root.
 std::string work_dir(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() /
-                       ("trainsim_readme_" + name + "_" + std::to_string(::getpid()));
+  const fs::path dir =
+      fs::temp_directory_path() / ("trainsim_readme_" + name + "_" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
   for (const char* d : {"examples", "tests", "hw_profiles", "notebooks"})
@@ -110,8 +110,8 @@ int run_readme(const std::string& relative, const std::string& name) {
     if (b.skip) continue;
     for (const std::string& c : b.commands) {
       const std::string cmd = "cd " + shell_quote(dir) + " && timeout 300 sh -c " +
-                              shell_quote(with_binary(c)) + " </dev/null >" + dir +
-                              "/.out 2>" + dir + "/.err";
+                              shell_quote(with_binary(c)) + " </dev/null >" + dir + "/.out 2>" +
+                              dir + "/.err";
       const int status = std::system(cmd.c_str());
       const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
       INFO(relative << ":" << b.line << ": " << c);
@@ -136,9 +136,9 @@ TEST_CASE("readme: every sh block of hw_profiles/README.md runs") {
 }
 
 TEST_CASE("readme: the block reader understands markers, continuations and comments") {
-  const std::string path = (fs::temp_directory_path() /
-                            ("trainsim_readme_parse_" + std::to_string(::getpid()) + ".md"))
-                               .string();
+  const std::string path =
+      (fs::temp_directory_path() / ("trainsim_readme_parse_" + std::to_string(::getpid()) + ".md"))
+          .string();
   std::ofstream(path) << "text\n\n<!-- readme-test: exit 2 -->\n```sh\n# comment\n"
                          "trainsim simulate \\\n  --set x=1\n./build/trainsim --version\n```\n\n"
                          "```text\n$ not a command\n```\n<!-- readme-test: skip (apt) -->\n"
@@ -152,8 +152,8 @@ TEST_CASE("readme: the block reader understands markers, continuations and comme
   CHECK(with_binary(blocks[0].commands[1]) == shell_quote(TRAINSIM_EXE) + " --version");
   CHECK(blocks[1].skip);
   CHECK(blocks[2].commands == std::vector<std::string>{"trainsim models list"});
-  CHECK(with_binary("grep x f | trainsim fit -") == "grep x f | " + shell_quote(TRAINSIM_EXE) +
-                                                        " fit -");
+  CHECK(with_binary("grep x f | trainsim fit -") ==
+        "grep x f | " + shell_quote(TRAINSIM_EXE) + " fit -");
   CHECK(with_binary("ls examples/trainsim_x") == "ls examples/trainsim_x");
   fs::remove(path);
 }

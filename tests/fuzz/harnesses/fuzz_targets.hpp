@@ -84,7 +84,8 @@ inline void quantity(std::string_view data) {
        {sim::Dimension::bytes, sim::Dimension::bytes_per_s, sim::Dimension::seconds,
         sim::Dimension::flops, sim::Dimension::flops_per_s, sim::Dimension::dimensionless}) {
     const auto v = sim::parse_quantity(data, d);
-    if (v && !std::isfinite(*v)) throw std::logic_error("parse_quantity returned a non-finite value");
+    if (v && !std::isfinite(*v))
+      throw std::logic_error("parse_quantity returned a non-finite value");
   }
 }
 
