@@ -64,7 +64,9 @@ bool is_integer_text(const std::string& text) {
 
 // Integers print as integers; other numbers in the shortest form that reads back exactly.
 std::string format_value(double v, bool integral) {
-  if (integral) return std::to_string(static_cast<long long>(std::llround(v)));
+  // Integers print as integers while doubles hold them exactly (below 2^53).
+  if (integral && std::abs(v) < 9007199254740992.0)
+    return std::to_string(static_cast<long long>(std::llround(v)));
   return nlohmann::json(v).dump();
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <set>
 
 #include "models/zoo/zoo.hpp"
@@ -177,6 +178,14 @@ void check_devices(sim::JsonReader& p, const sim::JsonSource& source, const Scen
                      std::to_string(s.pipeline_stages) + " from " + origin("pipeline") + ")");
 }
 
+// A hyper-parameter for messages: integers as integers, anything larger in exponent form.
+std::string number_text(double v) {
+  if (std::abs(v) < 1e15 && v == std::floor(v)) return std::to_string(static_cast<long long>(v));
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
 // Distinct spatial sizes (H of every {C, H, W} output) of a model's feature maps.
 std::set<std::int64_t> spatial_sizes(const ZooModel& m) {
   std::set<std::int64_t> sizes;
@@ -193,8 +202,7 @@ ZooModel build_scenario_model(const std::string& name, const std::map<std::strin
   for (const auto& [key, value] : hyper) {
     if (value > sim::limits::kMaxHyperparameter) {
       throw InputError(where + " " + key,
-                       "value " + std::to_string(static_cast<long long>(value)) +
-                           " is above the limit of " +
+                       "value " + number_text(value) + " is above the limit of " +
                            std::to_string(static_cast<long long>(sim::limits::kMaxHyperparameter)));
     }
   }
@@ -225,8 +233,7 @@ ZooModel build_scenario_model(const std::string& name, const std::map<std::strin
       (keeps_all(mid) ? hi : lo) = mid;
     }
     throw InputError(resolution_where,
-                     "value " + std::to_string(static_cast<long long>(it->second)) +
-                         " is too small for " + name +
+                     "value " + number_text(it->second) + " is too small for " + name +
                          ": its stride-2 layers would run on maps already 1x1 (feature maps of " +
                          std::to_string(got.size()) + " distinct sizes instead of " +
                          std::to_string(want.size()) +

@@ -13,6 +13,7 @@
 #include "models/input_pipeline.hpp"
 #include "models/parallel/pipeline_sim.hpp"
 #include "models/steady_state.hpp"
+#include "sim/config/limits.hpp"
 #include "sim/core/engine.hpp"
 #include "sim/hw/roofline.hpp"
 #include "sim/hw/stream.hpp"
@@ -407,7 +408,11 @@ MemoryReport estimate_memory(const Scenario& s) {
     m.max_batch_that_fits =
         fixed >= m.capacity_bytes
             ? 0
-            : static_cast<std::int64_t>(std::floor((m.capacity_bytes - fixed) / per_sample_total));
+            // Capped at the batch limit (sim/config/limits.hpp): beyond it the count means
+            // nothing, and a huge capacity would overflow the integer.
+            : static_cast<std::int64_t>(
+                  std::min(std::floor((m.capacity_bytes - fixed) / per_sample_total),
+                           static_cast<double>(sim::limits::kMaxBatchPerReplica)));
   }
   return m;
 }

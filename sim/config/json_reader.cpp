@@ -135,12 +135,15 @@ std::optional<double> JsonReader::optional_quantity(const std::string& key, Dime
     fail(key, "expected " + std::string(dimension_name(d)) + " such as a string with units, got " +
                   show_json(*v));
   }
-  const auto q = parse_quantity(v->get<std::string>(), d);
-  if (!q) {
+  const ParsedQuantity q = parse_quantity_detailed(v->get<std::string>(), d);
+  if (q.out_of_range) {
+    fail(key, "value " + show_json(*v) + " is out of range (not a finite number in SI base units)");
+  }
+  if (!q.value) {
     fail(key, "value " + show_json(*v) + " is not " + dimension_name(d) +
                   " (accepted units: " + accepted_units(d) + ")");
   }
-  return check_bound(key, *q, b, *v);
+  return check_bound(key, *q.value, b, *v);
 }
 
 double JsonReader::quantity(const std::string& key, Dimension d, Bound b) {

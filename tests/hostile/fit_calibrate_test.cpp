@@ -179,3 +179,17 @@ TEST_CASE("hostile: the README workflow calibrate --out DIR, then simulate --pro
                   {"scenario resnet50-dgx-a100"}});
   std::filesystem::remove_all(std::filesystem::path(dir).parent_path());
 }
+
+TEST_CASE("hostile: Ceres' own log reaches stderr only with --verbose") {
+  // A diverging fit makes Ceres log (glog) about non-finite residuals: shown with --verbose, so
+  // the suite's check for glog lines in every other case can fail.
+  const std::string csv =
+      trainsim::test::write_temp_file("batch,throughput\n1e-6,1e12\n1e12,1e-6\n", ".csv");
+  const auto quiet = trainsim::test::run_cli({"fit", csv});
+  const auto verbose = trainsim::test::run_cli({"fit", csv, "--verbose"});
+  CHECK(quiet.exit_code == 2);
+  CHECK(verbose.exit_code == 2);
+  CHECK(quiet.err.find("residual_block") == std::string::npos);
+  CHECK(verbose.err.find("residual_block") != std::string::npos);
+  std::filesystem::remove(csv);
+}
