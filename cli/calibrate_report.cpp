@@ -21,9 +21,16 @@ nlohmann::ordered_json number_or_null(double v) {
   return std::isfinite(v) ? nlohmann::ordered_json(v) : nullptr;
 }
 
+// Two or four decimals; exponent form where fixed notation would print dozens of digits.
 std::string percent(double fraction) {
+  if (!std::isfinite(fraction)) return "n/a";
   std::ostringstream s;
-  s << std::fixed << std::setprecision(std::abs(fraction) < 0.001 ? 4 : 2) << fraction * 100 << "%";
+  if (std::abs(fraction) >= 1e4) {
+    s << std::setprecision(4) << fraction * 100 << "%";
+  } else {
+    s << std::fixed << std::setprecision(std::abs(fraction) < 0.001 ? 4 : 2) << fraction * 100
+      << "%";
+  }
   return s.str();
 }
 
@@ -39,7 +46,7 @@ std::string num(double v) {
 }
 
 std::string bound_text(double v) {
-  return std::isfinite(v) ? num(v) : "inf";
+  return std::isfinite(v) ? num(v) : "unbounded";
 }
 
 double rel_err(double measured, double predicted) {

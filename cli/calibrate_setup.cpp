@@ -6,9 +6,13 @@
 #include <limits>
 #include <optional>
 
+#include "cli/run_checks.hpp"
+#include "cli/scenario_source.hpp"
+#include "cli/units_format.hpp"
 #include "models/scenario.hpp"
 #include "models/training_step.hpp"
 #include "sim/config/json_source.hpp"
+#include "sim/config/limits.hpp"
 #include "sim/config/units.hpp"
 #include "sim/core/input_error.hpp"
 
@@ -134,6 +138,11 @@ double parse_measured(const std::string& text, const std::string& column,
     throw InputError(where, "column '" + column + "': '" + text + "' is not finite");
   if (value <= 0.0)
     throw InputError(where, "column '" + column + "': " + text + " must be positive");
+  if (value < fit::kMinFitValue || value > fit::kMaxFitValue) {
+    throw InputError(where, "column '" + column + "': " + text +
+                                " is outside the range a calibration handles (1e-06 to 1e+12 "
+                                "samples/s)");
+  }
   return value;
 }
 
@@ -161,7 +170,7 @@ CalibrationSetup prepare_calibration(const std::string& scenario_file,
                                      const sim::ProfileLibrary& profiles) {
   CalibrationSetup setup;
   setup.scenario_file = scenario_file;
-  setup.scenario_doc = sim::load_json_file(scenario_file);
+  setup.scenario_doc = sim::load_json_file(scenario_file, "scenario");
   setup.base_overrides = base_overrides;
   setup.measured_file = measured_file;
   // The scenario as every row starts: it must load on its own.
@@ -219,17 +228,33 @@ CalibrationSetup prepare_calibration(const std::string& scenario_file,
     }
     setup.rows.push_back(std::move(m));
   }
-  // Every row must load with the start values before any fitting; errors name the line.
+  // Every row must load with the start values before any fitting, and one Jacobian (each row
+  // simulated twice per parameter, plus once) must fit the run-size limit; errors name the line.
   std::vector<double> start;
   for (const FreeParameter& f : setup.free)
     start.push_back(f.start);
+  double events = 0;
   for (std::size_t i = 0; i < setup.rows.size(); ++i) {
+    const std::string where = measured_file + ":" + std::to_string(setup.rows[i].line);
     try {
-      models::load_scenario(setup.scenario_doc, scenario_file, overrides_for(setup, i, start),
-                            profiles);
+      const models::Scenario s = models::load_scenario(setup.scenario_doc, scenario_file,
+                                                       overrides_for(setup, i, start), profiles);
+      check_run_resources(s, scenario_label(scenario_file, overrides_for(setup, i, start)),
+                          nullptr);
+      events += estimate_run_events(s) * static_cast<double>(2 * setup.free.size() + 1);
     } catch (const InputError& e) {
-      throw InputError(measured_file + ":" + std::to_string(setup.rows[i].line), e.what());
+      throw InputError(where, e.what());
     }
+  }
+  if (events > sim::limits::kMaxRunEvents) {
+    throw InputError(measured_file, "one iteration of the calibration would simulate about " +
+                                        format_number(events, 3) + " events (" +
+                                        std::to_string(setup.rows.size()) + " rows x " +
+                                        std::to_string(2 * setup.free.size() + 1) +
+                                        " runs each), above the limit of " +
+                                        format_number(sim::limits::kMaxRunEvents, 3) +
+                                        "; use fewer rows, fewer --free parameters or fewer "
+                                        "steps");
   }
   return setup;
 }
@@ -243,9 +268,11 @@ std::vector<fit::CalibrationParameter> calibration_parameters(const CalibrationS
 
 double simulate_row(const CalibrationSetup& setup, const sim::ProfileLibrary& profiles,
                     std::span<const double> values, std::size_t point) {
-  const models::Scenario s = models::load_scenario(setup.scenario_doc, setup.scenario_file,
-                                                   overrides_for(setup, point, values), profiles);
-  return models::simulate_training(s).throughput_samples_per_s;
+  const std::vector<std::string> overrides = overrides_for(setup, point, values);
+  const models::Scenario s =
+      models::load_scenario(setup.scenario_doc, setup.scenario_file, overrides, profiles);
+  return simulate_checked(s, scenario_label(setup.scenario_file, overrides))
+      .throughput_samples_per_s;
 }
 
 }  // namespace trainsim::cli

@@ -10,12 +10,13 @@
 
 #include "fit/calibration.hpp"
 #include "fit/csv_table.hpp"
+#include "fit/fit_types.hpp"
 #include "sim/config/profile_library.hpp"
 
 namespace trainsim::cli {
 
 struct FreeParameter {
-  std::string path;           // in the scenario, e.g. cluster.node.accelerator.efficiency.compute
+  std::string path;  // in the scenario, e.g. cluster.node.accelerator.kernels.compute.gemm.fp16
   nlohmann::json as_written;  // the value as the owning document has it ("5 us", 0.6)
   double start = 0.0;         // SI base units
   double lower = 0.0;

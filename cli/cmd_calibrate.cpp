@@ -1,6 +1,7 @@
 // trainsim calibrate SCENARIO MEASURED.csv --free PATH[,PATH...]: fits chosen numeric scenario or
 // profile parameters so that simulated throughput matches measured points (fit/calibration).
 
+#include <filesystem>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -45,7 +46,7 @@ int run_calibrate(const Args& args, CommandIo& io) {
   std::string throughput_col = "throughput";
   std::string out_dir;
   std::string format = "text";
-  int max_iterations = 50;
+  std::string max_iterations_text = "50";
   std::string table;
   std::string rows;
   options.add_options()("scenario", po::value(&scenario_file), "scenario JSON file")(
@@ -59,7 +60,7 @@ int run_calibrate(const Args& args, CommandIo& io) {
       "measured throughput of the whole job in samples/s")(
       "free", po::value(&free_texts)->composing(),
       "numeric scenario/profile path(s) to calibrate, e.g. "
-      "cluster.node.accelerator.efficiency.compute; repeat or "
+      "cluster.node.accelerator.kernels.compute.conv.fp16; repeat or "
       "give a comma list")("throughput-col",
                            po::value(&throughput_col)->default_value("throughput"),
                            "measured throughput column")(
@@ -69,8 +70,8 @@ int run_calibrate(const Args& args, CommandIo& io) {
       "extra folder of profile JSON files (repeatable)")(
       "out", po::value(&out_dir),
       "folder to write the calibrated profile(s) (<kind>s/<name>.json, load with --profile-dir) "
-      "and/or scenario")("max-iterations", po::value(&max_iterations)->default_value(50),
-                         "solver iteration limit")(
+      "and/or scenario")("max-iterations", po::value(&max_iterations_text),
+                         "solver iteration limit (default 50)")(
       "format", po::value(&format)->default_value("text"), "text or json");
   po::positional_options_description positional;
   positional.add("scenario", 1).add("measured", 1);
@@ -83,9 +84,19 @@ int run_calibrate(const Args& args, CommandIo& io) {
     return 0;
   }
   if (format != "text" && format != "json") {
-    throw UsageError("--format", "unknown format '" + format + "' (expected text or json)");
+    throw UsageError("--format " + format, "expected text or json");
   }
-  if (max_iterations < 1) throw UsageError("--max-iterations", "must be at least 1");
+  const auto max_iterations =
+      static_cast<int>(parse_integer_option("--max-iterations", max_iterations_text, 1, 1000));
+  // The output folder must be usable before the calibration runs, not after the report.
+  if (!out_dir.empty()) {
+    std::error_code ec;
+    if (std::filesystem::exists(out_dir, ec) && !std::filesystem::is_directory(out_dir, ec))
+      throw UsageError("--out " + out_dir, "is a file, not a folder");
+    std::filesystem::create_directories(out_dir, ec);
+    if (ec || !std::filesystem::is_directory(out_dir))
+      throw UsageError("--out " + out_dir, "cannot create the folder (" + ec.message() + ")");
+  }
   const sim::ProfileLibrary profiles = load_profile_library(dirs);
   if (!table.empty()) {
     if (!scenario_file.empty() || !measured_file.empty()) {

@@ -17,6 +17,7 @@
 #include "sim/collectives/collective.hpp"
 #include "sim/config/json_reader.hpp"
 #include "sim/config/json_source.hpp"
+#include "sim/config/limits.hpp"
 #include "sim/config/units.hpp"
 #include "sim/core/input_error.hpp"
 
@@ -159,6 +160,35 @@ int run_collective(const Args& args, CommandIo& io) {
                           args, options, pos, vm, io)) {
     return 0;
   }
+  // Hostile-input checks (README "Limits"): explicit counts are positive and bounded, --density
+  // applies to the sparsified algorithms only, and sizes are whole elements of --dtype.
+  if (vm.count("ranks") != 0 && ranks < 1)
+    throw UsageError("--ranks " + std::to_string(ranks), "expected at least 1 rank");
+  if (vm.count("chunks") != 0 && (chunks < 1 || chunks > sim::limits::kMaxChunks)) {
+    throw UsageError("--chunks " + std::to_string(chunks),
+                     "expected 1 to " + std::to_string(sim::limits::kMaxChunks) + " chunks");
+  }
+  if (vm.count("density") != 0 && algorithm != "topk" && algorithm != "gtopk") {
+    throw UsageError("--density " + format_number(density, 6),
+                     "applies only to --algorithm topk or gtopk, not " + algorithm);
+  }
+  const auto whole_elements = [&dtype, &chunks](const std::string& option, const std::string& text,
+                                                double bytes) {
+    const double element = dtype == "fp32" ? 4 : 2;
+    if (bytes > sim::limits::kMaxCollectiveBytes) {
+      throw UsageError(option + " " + text, "above the limit of 1 TiB per rank");
+    }
+    if (std::fmod(bytes, element) != 0) {
+      throw UsageError(option + " " + text, "is not a whole number of " + dtype + " elements (" +
+                                                format_number(element) + " bytes each)");
+    }
+    if (chunks > bytes / element) {
+      throw UsageError("--chunks " + std::to_string(chunks),
+                       "more chunks than the " + format_number(bytes / element, 15) + " " + dtype +
+                           " elements of " + option + " " + text);
+    }
+    return bytes;
+  };
   if (cluster_name.empty()) throw UsageError("trainsim collective", "--cluster NAME is required");
   if (format != "text" && format != "json")
     throw UsageError("--format " + format, "expected text or json");
@@ -195,10 +225,42 @@ int run_collective(const Args& args, CommandIo& io) {
 
   const sim::ProfileLibrary profiles = load_profile_library(dirs);
   const sim::ClusterSpec cluster = load_cluster(cluster_name, sets, profiles);
+  // A result must be a time the engine resolved: 0 s would print 0 (or infinite) bandwidths.
+  const auto resolved = [&cluster](const coll::CollectiveResult& r, double bytes) {
+    // (One rank has nothing to exchange: 0 s is its true time.)
+    if ((r.ranks > 1 && !(r.time_s > 0)) || !std::isfinite(r.busbw_bytes_per_s) ||
+        !std::isfinite(r.time_s)) {
+      throw InputError("--cluster " + cluster.name,
+                       "the collective of " + format_bytes(bytes) + " takes " +
+                           format_seconds(r.time_s) +
+                           ": too fast for the engine's 1 ps resolution (check the links' "
+                           "latency and bandwidth and the accelerator's kernel launch overhead)");
+    }
+    return r;
+  };
+  {  // README "Limits": a message-level run grows as ranks^2
+    const std::int64_t r = ranks > 0 ? ranks : cluster.total_accelerators();
+    if (vm.count("exact") != 0 && r > sim::limits::kMaxMessageLevelRanks) {
+      throw UsageError("--cluster " + cluster.name,
+                       "a message-level collective over " + std::to_string(r) +
+                           " ranks is above the limit of " +
+                           std::to_string(sim::limits::kMaxMessageLevelRanks) + " (drop --exact)" +
+                           "; use --ranks N to run fewer");
+    }
+  }
+  if (chunks > 0) {  // README "Limits": the run's size grows with chunks x ranks
+    const std::int64_t r = ranks > 0 ? ranks : cluster.total_accelerators();
+    if (chunks * r > sim::limits::kMaxChunksTimesRanks) {
+      throw UsageError("--chunks " + std::to_string(chunks),
+                       std::to_string(chunks) + " chunks x " + std::to_string(r) +
+                           " ranks is above the limit of " +
+                           std::to_string(sim::limits::kMaxChunksTimesRanks));
+    }
+  }
 
   if (!bytes_text.empty()) {
-    spec.bytes = parse_size("--bytes", bytes_text);
-    const coll::CollectiveResult r = coll::run_collective(cluster, spec);
+    spec.bytes = whole_elements("--bytes", bytes_text, parse_size("--bytes", bytes_text));
+    const coll::CollectiveResult r = resolved(coll::run_collective(cluster, spec), spec.bytes);
     if (format == "json") {
       io.out << result_json(spec, r).dump(2) << "\n";
     } else {
@@ -209,8 +271,9 @@ int run_collective(const Args& args, CommandIo& io) {
   const std::size_t colon = sweep.find(':');
   if (colon == std::string::npos)
     throw UsageError("--sweep " + sweep, "expected MIN:MAX, e.g. 8:1GiB");
-  const double lo = parse_size("--sweep", sweep.substr(0, colon));
-  const double hi = parse_size("--sweep", sweep.substr(colon + 1));
+  const double lo = whole_elements("--sweep", sweep, parse_size("--sweep", sweep.substr(0, colon)));
+  const double hi =
+      whole_elements("--sweep", sweep, parse_size("--sweep", sweep.substr(colon + 1)));
   if (hi < lo) throw UsageError("--sweep " + sweep, "MAX is below MIN");
   nlohmann::json rows = nlohmann::json::array();
   std::ostringstream text;
@@ -225,7 +288,7 @@ int run_collective(const Args& args, CommandIo& io) {
   int nranks = 0;
   for (double b = lo; b <= hi * (1 + 1e-12); b *= 2) {
     spec.bytes = b;
-    const coll::CollectiveResult r = coll::run_collective(cluster, spec);
+    const coll::CollectiveResult r = resolved(coll::run_collective(cluster, spec), b);
     nranks = r.ranks;
     rows.push_back(result_json(spec, r));
     const std::string how = std::string(coll::algorithm_name(r.algorithm)) +

@@ -1,6 +1,7 @@
 // trainsim fit POINTS.csv: fits v = b/(b/v0 + t) per group of measured points (fit/).
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <ostream>
 #include <string>
@@ -33,31 +34,17 @@ std::vector<std::string> split_commas(const std::vector<std::string>& values) {
   return out;
 }
 
-double parse_option_number(const std::string& option, const std::string& text) {
-  std::size_t used = 0;
-  double value = 0.0;
-  try {
-    value = std::stod(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != text.size() || text.empty() || !std::isfinite(value) || value <= 0.0) {
-    throw UsageError(option, "'" + text + "' is not a positive number");
-  }
-  return value;
-}
-
 fit::Loss parse_loss(const std::string& text) {
   if (text == "l2") return fit::Loss::l2;
   if (text == "huber") return fit::Loss::huber;
   if (text == "cauchy") return fit::Loss::cauchy;
-  throw UsageError("--loss", "unknown loss '" + text + "' (expected l2, huber or cauchy)");
+  throw UsageError("--loss " + text, "unknown loss (expected l2, huber or cauchy)");
 }
 
 fit::Shared parse_shared(const std::string& text) {
   if (text == "v0") return fit::Shared::v0;
   if (text == "t") return fit::Shared::t;
-  throw UsageError("--shared", "unknown parameter '" + text + "' (expected v0 or t)");
+  throw UsageError("--shared " + text, "unknown parameter (expected v0 or t)");
 }
 
 }  // namespace
@@ -102,23 +89,33 @@ int run_fit(const Args& args, CommandIo& io) {
     return 0;
 
   if (format != "text" && format != "json" && format != "csv") {
-    throw UsageError("--format", "unknown format '" + format + "' (expected text, json or csv)");
+    throw UsageError("--format " + format, "expected text, json or csv");
   }
   fit::FitOptions fit_options;
   fit_options.loss = parse_loss(loss_text);
   fit_options.relative = relative;
   if (!loss_scale_text.empty()) {
     if (fit_options.loss == fit::Loss::l2)
-      throw UsageError("--loss-scale", "applies only to --loss huber or cauchy");
-    fit_options.loss_scale = parse_option_number("--loss-scale", loss_scale_text);
+      throw UsageError("--loss-scale " + loss_scale_text, "applies only to --loss huber or cauchy");
+    fit_options.loss_scale =
+        parse_number_option("--loss-scale", loss_scale_text, 0.0, fit::kMaxFitValue, true);
   }
   std::vector<double> predict_batches;
   for (const std::string& b : split_commas(predict_texts)) {
-    predict_batches.push_back(parse_option_number("--predict", b));
+    predict_batches.push_back(
+        parse_number_option("--predict", b, fit::kMinFitValue, fit::kMaxFitValue));
   }
   columns.group = split_commas(group_cols);
   const fit::Shared shared = shared_text.empty() ? fit::Shared::none : parse_shared(shared_text);
 
+  // Open the curve file before fitting, so a bad path fails before any report is printed.
+  std::ofstream curve;
+  if (!curve_path.empty()) {
+    if (std::filesystem::is_directory(curve_path))
+      throw UsageError("--curve " + curve_path, "is a folder, not a file");
+    curve.open(curve_path, std::ios::binary);
+    if (!curve) throw UsageError("--curve " + curve_path, "cannot open the file for writing");
+  }
   const std::vector<fit::Series> series = fit::read_points_csv(points_path, columns);
   std::vector<fit::ThroughputFit> fits;
   fit::ReportContext context;
@@ -144,9 +141,9 @@ int run_fit(const Args& args, CommandIo& io) {
     fit::write_text(io.out, fits, context);
   }
   if (!curve_path.empty()) {
-    std::ofstream curve(curve_path, std::ios::binary);
-    if (!curve) throw InputError("--curve", "cannot write '" + curve_path + "'");
     fit::write_curve_csv(curve, fits);
+    curve.close();
+    if (!curve) throw std::runtime_error("--curve " + curve_path + ": writing the file failed");
   }
   // Problems are in the report too; stderr makes sure a script piping JSON still sees them.
   for (const fit::ThroughputFit& f : fits) {

@@ -11,6 +11,8 @@
 
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
+#include "cli/units_format.hpp"
+#include "models/scenario.hpp"
 #include "models/zoo/zoo.hpp"
 #include "sim/core/input_error.hpp"
 
@@ -179,7 +181,11 @@ int run_models(const Args& args, CommandIo& io) {
     const auto [key, value] = parse_setting(s);
     overrides[key] = value;
   }
-  const auto model = zoo::build_zoo_model(vm["name"].as<std::string>(), overrides, "--set");
+  const auto resolution = overrides.find("resolution");
+  const auto model = zoo::build_scenario_model(
+      vm["name"].as<std::string>(), overrides, "--set",
+      resolution == overrides.end() ? "--set"
+                                    : "--set resolution=" + format_number(resolution->second, 17));
   if (format == "json") {
     io.out << to_json(model).dump(2) << "\n";
   } else {

@@ -20,14 +20,23 @@
 #include "cli/sweep_rows.hpp"
 #include "cli/sweep_runner.hpp"
 #include "cli/units_format.hpp"
+#include "sim/config/limits.hpp"
 #include "sim/core/input_error.hpp"
 
 namespace trainsim::cli {
 namespace {
 
+// Samples in one epoch: 10^15 is a million times ImageNet-21k (14 M) and far beyond any corpus
+// of tokens trained on today (~10^13).
+constexpr std::int64_t kMaxDatasetSamples = 1'000'000'000'000'000;
+
 std::string money(double v, const std::string& currency) {
   std::ostringstream s;
-  s << std::fixed << std::setprecision(v < 100 ? 2 : 0) << v << " " << currency;
+  if (v >= 1e9) {
+    s << std::setprecision(4) << v << " " << currency;  // not a 20-digit column
+  } else {
+    s << std::fixed << std::setprecision(v < 100 ? 2 : 0) << v << " " << currency;
+  }
   return s.str();
 }
 
@@ -103,14 +112,15 @@ void print_text(std::ostream& os, const std::vector<Candidate>& cands, const Pla
   os << "  " << std::left << std::setw(22) << "option" << std::right << std::setw(6) << "nodes"
      << std::setw(8) << "devices"
      << "  " << std::left << std::setw(26) << "layout" << std::right << std::setw(12) << "samples/s"
-     << std::setw(12) << "time" << std::setw(16) << "cost" << std::setw(14) << "per hour"
+     << std::setw(12) << "time"
+     << " " << std::setw(15) << "cost" << std::setw(14) << "per hour"
      << "  target\n";
   for (const std::size_t i : front) {
     const Candidate& c = cands[i];
     os << "  " << std::left << std::setw(22) << catalog.options[c.option].name << std::right
        << std::setw(6) << c.nodes << std::setw(8) << c.devices << "  " << std::left << std::setw(26)
        << layout_name(c) << std::right << std::setw(12) << format_number(c.samples_per_s, 5)
-       << std::setw(12) << format_duration(c.time_s) << std::setw(16)
+       << std::setw(12) << format_duration(c.time_s) << " " << std::setw(15)
        << money(c.cost, catalog.currency) << std::setw(14)
        << money(c.price_per_hour, catalog.currency) << "  " << (c.meets_target ? "meets" : "-")
        << "\n";
@@ -149,23 +159,24 @@ int run_plan(const Args& args, CommandIo& io) {
   std::vector<std::string> sets;
   std::vector<std::string> dirs;
   std::string format = "text";
-  double epochs = 0;
-  double dataset_samples = 0;
-  int max_pipeline = 8;
-  int jobs = 0;
+  std::string epochs_text;
+  std::string dataset_text;
+  std::string max_pipeline_text = "8";
+  std::string jobs_text;
   options.add_options()("scenario", po::value(&scenario_file),
                         "scenario JSON file (default: the built-in demo)")(
       "catalog", po::value(&catalog_path)->required(),
       "plan catalog JSON (hardware options, prices)")(
       "target", po::value(&target_text)->required(),
       "throughput ('20000 samples/s') or time to train ('24 h', with --epochs/--dataset-samples)")(
-      "epochs", po::value(&epochs), "epochs of training (the work is epochs x dataset samples)")(
-      "dataset-samples", po::value(&dataset_samples), "samples in one epoch")(
-      "max-pipeline", po::value(&max_pipeline)->default_value(8),
-      "largest pipeline depth tried (powers of two; 1: data parallel only)")(
+      "epochs", po::value(&epochs_text),
+      "epochs of training (the work is epochs x dataset samples)")(
+      "dataset-samples", po::value(&dataset_text), "samples in one epoch (an integer)")(
+      "max-pipeline", po::value(&max_pipeline_text),
+      "largest pipeline depth tried, a power of two (default 8; 1: data parallel only)")(
       "set", po::value(&sets), "override PATH=VALUE on the scenario (repeatable)")(
-      "jobs,j", po::value(&jobs), "threads (default: all cores)")("format", po::value(&format),
-                                                                  "text | json | csv")(
+      "jobs,j", po::value(&jobs_text), "threads (default: all cores)")("format", po::value(&format),
+                                                                       "text | json | csv")(
       "profile-dir", po::value(&dirs), "extra folder of profile JSON files (repeatable)");
   po::positional_options_description pos;
   pos.add("scenario", 1);
@@ -179,17 +190,22 @@ int run_plan(const Args& args, CommandIo& io) {
   if (format != "text" && format != "json" && format != "csv") {
     throw UsageError("--format " + format, "expected text, json or csv");
   }
-  if (max_pipeline < 1) throw UsageError("--max-pipeline", "must be at least 1");
-  if (vm.count("jobs") != 0 && jobs < 1) throw UsageError("--jobs", "must be at least 1");
+  const auto max_pipeline = static_cast<int>(
+      parse_integer_option("--max-pipeline", max_pipeline_text, 1, sim::limits::kMaxAccelerators));
+  if ((max_pipeline & (max_pipeline - 1)) != 0) {
+    throw UsageError("--max-pipeline " + max_pipeline_text,
+                     "expected a power of two (depths 1, 2, 4, ... are tried up to it)");
+  }
+  const int jobs = jobs_text.empty()
+                       ? 0
+                       : static_cast<int>(parse_integer_option("--jobs", jobs_text, 1, kMaxJobs));
   std::optional<double> e;
   std::optional<double> d;
-  if (vm.count("epochs") != 0) {
-    if (!(epochs > 0)) throw UsageError("--epochs", "must be positive");
-    e = epochs;
-  }
+  // The work (epochs x samples) stays far inside double's range, so times and costs are finite.
+  if (vm.count("epochs") != 0) e = parse_number_option("--epochs", epochs_text, 0, 1e6, true);
   if (vm.count("dataset-samples") != 0) {
-    if (!(dataset_samples >= 1)) throw UsageError("--dataset-samples", "must be at least 1");
-    d = dataset_samples;
+    d = static_cast<double>(
+        parse_integer_option("--dataset-samples", dataset_text, 1, kMaxDatasetSamples));
   }
   const PlanTarget target = parse_plan_target(target_text, e, d);
   const sim::ProfileLibrary profiles = load_profile_library(dirs);
@@ -198,13 +214,26 @@ int run_plan(const Args& args, CommandIo& io) {
   const models::Scenario base = load_scenario_source(scenario_file, sets, profiles);
 
   std::vector<Candidate> cands = enumerate_candidates(catalog, max_pipeline);
+  if (static_cast<std::int64_t>(cands.size()) > sim::limits::kMaxSweepRows) {
+    throw InputError(catalog_path, "the catalog gives " + std::to_string(cands.size()) +
+                                       " configurations to simulate, above the limit of " +
+                                       std::to_string(sim::limits::kMaxSweepRows));
+  }
   const auto load = [&](const Candidate& c) {
     std::vector<std::string> all = c.cluster_overrides;
     all.insert(all.end(), sets.begin(), sets.end());
     all.insert(all.end(), c.layout_overrides.begin(), c.layout_overrides.end());
-    return load_scenario_source(scenario_file, all, profiles);
+    LoadedCandidate loaded{load_scenario_source(scenario_file, all, profiles),
+                           scenario_label(scenario_file, all)};
+    return loaded;
   };
-  evaluate_candidates(cands, catalog, target, jobs > 0 ? jobs : default_jobs(1), load);
+  // A plan may simulate many large clusters: on a terminal, show how far it got.
+  const PlanProgress progress = [&io](std::size_t done, std::size_t total) {
+    io.err << "\rplan: " << done << "/" << total << " configurations simulated"
+           << (done == total ? "\n" : "") << std::flush;
+  };
+  evaluate_candidates(cands, catalog, target, jobs > 0 ? jobs : default_jobs(1), load,
+                      io.err_is_terminal ? progress : PlanProgress());
   const std::vector<std::size_t> front = mark_pareto_front(cands);
   const std::optional<std::size_t> best = cheapest_meeting_target(cands);
 

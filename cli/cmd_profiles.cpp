@@ -138,9 +138,13 @@ int run_profiles(const Args& args, CommandIo& io) {
   if (!parse_command_line("profiles", "list | show NAME [--profile-dir DIR]", args, options, pos,
                           vm, io))
     return 0;
-  if (words.empty() || (words[0] != "list" && words[0] != "show")) {
+  if (words.empty()) {
     throw UsageError("trainsim profiles",
                      "expected 'list' or 'show NAME' (see 'trainsim profiles --help')");
+  }
+  if (words[0] != "list" && words[0] != "show") {
+    throw UsageError("trainsim profiles " + words[0],
+                     "unknown action (expected 'list' or 'show NAME')");
   }
   const sim::ProfileLibrary lib = load_profile_library(dirs);
   if (words[0] == "list") {

@@ -6,6 +6,7 @@
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
 #include "cli/profiles_source.hpp"
+#include "cli/run_checks.hpp"
 #include "cli/scenario_source.hpp"
 #include "cli/step_report_format.hpp"
 #include "models/training_step.hpp"
@@ -48,8 +49,8 @@ int run_simulate(const Args& args, CommandIo& io) {
     if (!trace_out) throw UsageError("--trace " + trace_file, "cannot open the file for writing");
   }
   sim::TraceRecorder trace;
-  const models::StepReport report =
-      models::simulate_training(scenario, trace_file.empty() ? nullptr : &trace);
+  const models::StepReport report = simulate_checked(scenario, scenario_label(scenario_file, sets),
+                                                     &io, trace_file.empty() ? nullptr : &trace);
   if (!trace_file.empty()) {
     trace.write_chrome_json(trace_out);
     trace_out.close();

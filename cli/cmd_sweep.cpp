@@ -10,12 +10,14 @@
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
 #include "cli/profiles_source.hpp"
+#include "cli/run_checks.hpp"
 #include "cli/scenario_source.hpp"
 #include "cli/sweep_interrupt.hpp"
 #include "cli/sweep_mpi.hpp"
 #include "cli/sweep_rows.hpp"
 #include "cli/sweep_runner.hpp"
 #include "models/training_step.hpp"
+#include "sim/config/limits.hpp"
 #include "sim/core/input_error.hpp"
 
 namespace trainsim::cli {
@@ -53,7 +55,10 @@ void validate_rows(const SweepSetup& setup) {
       row_count(setup.axes), setup.jobs,
       [&setup](std::size_t row) {
         try {
-          (void)load_scenario_source(setup.scenario_file, setup.overrides(row), *setup.profiles);
+          const models::Scenario s =
+              load_scenario_source(setup.scenario_file, setup.overrides(row), *setup.profiles);
+          check_run_resources(s, scenario_label(setup.scenario_file, setup.overrides(row)),
+                              nullptr);
         } catch (const UsageError& e) {
           throw UsageError(setup.describe_row(row), e.what());
         } catch (const InputError& e) {
@@ -70,8 +75,11 @@ std::string simulate_row(const SweepSetup& setup, std::size_t row) {
   const models::Scenario s =
       load_scenario_source(setup.scenario_file, setup.overrides(row), *setup.profiles);
   try {
-    return format_sweep_row(setup.axes, row, models::simulate_training(s), setup.wall_time,
-                            setup.format);
+    const models::StepReport report =
+        simulate_checked(s, scenario_label(setup.scenario_file, setup.overrides(row)));
+    return format_sweep_row(setup.axes, row, report, setup.wall_time, setup.format);
+  } catch (const InputError& e) {
+    throw InputError(setup.describe_row(row), e.what());
   } catch (const std::exception& e) {
     throw std::runtime_error(setup.describe_row(row) + ": " + e.what());
   }
@@ -237,13 +245,13 @@ int run_sweep(const Args& args, CommandIo& io) {
   std::vector<std::string> dirs;
   std::string format = "csv";
   std::string out_path;
-  int jobs = 0;
+  std::string jobs_text;
   options.add_options()("scenario", po::value(&setup.scenario_file),
                         "scenario JSON file (default: the built-in demo)")(
       "vary", po::value(&varies)->required(),
       "PATH=V1,V2,... (repeatable; ranges A..B, A..B+STEP, A..BxFACTOR)")(
       "set", po::value(&setup.sets), "fixed override PATH=VALUE (repeatable)")(
-      "jobs,j", po::value(&jobs), "threads per process (default: all cores)")(
+      "jobs,j", po::value(&jobs_text), "threads per process (default: all cores)")(
       "out,o", po::value(&out_path), "write rows to FILE instead of stdout")(
       "format", po::value(&format), "csv | json")(
       "wall-time", po::bool_switch(&setup.wall_time),
@@ -261,11 +269,11 @@ int run_sweep(const Args& args, CommandIo& io) {
   if (format != "csv" && format != "json")
     throw UsageError("--format " + format, "expected csv or json");
   setup.format = format == "json" ? RowFormat::json : RowFormat::csv;
-  if (vm.count("jobs") != 0 && jobs < 1) {
-    throw UsageError("--jobs " + std::to_string(jobs), "expected a positive number of threads");
-  }
+  const int jobs = jobs_text.empty()
+                       ? 0
+                       : static_cast<int>(parse_integer_option("--jobs", jobs_text, 1, kMaxJobs));
   setup.jobs = jobs > 0 ? jobs : default_jobs(launcher_local_size());
-  setup.axes = parse_vary_list(varies);
+  setup.axes = parse_vary_list(varies, static_cast<std::size_t>(sim::limits::kMaxSweepRows));
 
   MpiSession mpi;
   std::optional<sim::ProfileLibrary> profiles;

@@ -1,6 +1,7 @@
 // trainsim validate [--table NAME]... [--format text|json]: every shipped reference table run
 // through the simulator, with its accuracy on the calibration half and on the validation half.
 
+#include <algorithm>
 #include <fstream>
 #include <iomanip>
 #include <ostream>
@@ -95,8 +96,13 @@ int run_validate(const Args& args, CommandIo& io) {
     points_out << "table,half,series,x,gpus,label,measured,simulated,error_pct\n";
   }
   nlohmann::json out = {{"tables", nlohmann::json::array()}};
+  // The table column fits the longest name shown.
+  int name_width = 6;
+  for (const ReferenceTable& t : all)
+    if (wanted.empty() || wanted.count(t.name) != 0)
+      name_width = std::max(name_width, static_cast<int>(t.name.size()) + 2);
   std::ostringstream text;
-  text << std::left << std::setw(26) << "table" << std::setw(13) << "half" << std::right
+  text << std::left << std::setw(name_width) << "table" << std::setw(13) << "half" << std::right
        << std::setw(7) << "points" << std::setw(11) << "MAPE abs" << std::setw(12) << "MAPE shape"
        << std::setw(14) << "MAPE scaling"
        << "   metric\n";
@@ -121,7 +127,7 @@ int run_validate(const Args& args, CommandIo& io) {
     for (const fit::Half half : {fit::Half::calibration, fit::Half::validation}) {
       const fit::TableAccuracy a = fit::summarize(t.name, t.source, half, points, 3);
       out["tables"].push_back(accuracy_json(a, t));
-      text << std::left << std::setw(26) << t.name << std::setw(13) << fit::half_name(half)
+      text << std::left << std::setw(name_width) << t.name << std::setw(13) << fit::half_name(half)
            << std::right << std::setw(7) << a.points << std::setw(11) << pct(a.mape_abs_pct)
            << std::setw(12) << pct(a.mape_shape_pct) << std::setw(14)
            << (a.mape_scaling_pct ? pct(*a.mape_scaling_pct) : std::string("-")) << "   "

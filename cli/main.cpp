@@ -6,10 +6,14 @@
 #include <exception>
 #include <iostream>
 #include <map>
+#include <new>
 #include <string>
 
 #include "cli/commands.hpp"
+#include "fit/solver_logging.hpp"
+#include "sim/config/utf8.hpp"
 #include "sim/core/input_error.hpp"
+#include "sim/core/time.hpp"
 
 namespace {
 
@@ -47,12 +51,35 @@ void print_usage(std::ostream& os) {
      << "\nexit codes: 0 success, 1 runtime failure, 2 invalid input or usage\n";
 }
 
+// Error messages are one line: control characters from user input (a key holding a newline)
+// are shown escaped.
+std::string one_line(const std::string& text) {
+  std::string out;
+  for (const char c : text) {
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+      static const char* hex = "0123456789abcdef";
+      out += "\\x";
+      out += hex[(c >> 4) & 0xf];
+      out += hex[c & 0xf];
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::ios::sync_with_stdio(false);
   if (argc < 2) {
-    print_usage(std::cerr);
+    std::cerr << "trainsim: error: no command given (see 'trainsim --help')\n";
     return 2;
   }
   const std::string first = argv[1];
@@ -70,18 +97,38 @@ int main(int argc, char** argv) {
     return 2;
   }
   Args args(argv + 2, argv + argc);
+  // Arguments end up in JSON output (names, --set values), which must be valid UTF-8.
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (!trainsim::sim::is_valid_utf8(args[i])) {
+      std::cerr << "trainsim: error: argument " << i + 2 << " is not valid UTF-8 text\n";
+      return 2;
+    }
+  }
   CommandIo io{std::cout, std::cerr, ::isatty(STDERR_FILENO) != 0};
+  trainsim::fit::set_solver_logging(false);  // --verbose turns it on
   try {
     const int code = it->second.run(args, io);
     std::cout.flush();
     return code;
   } catch (const trainsim::InputError& e) {
     std::cout.flush();
-    std::cerr << "trainsim: error: " << e.what() << "\n";
+    std::cerr << "trainsim: error: " << one_line(e.what()) << "\n";
     return 2;
+  } catch (const trainsim::sim::TimeOverflow&) {
+    // The commands turn this into a message naming their inputs; this is the last resort.
+    std::cout.flush();
+    std::cerr << "trainsim: error: trainsim " << first
+              << ": a simulated time is beyond the engine's range of about 106 days: the inputs "
+                 "(sizes, bandwidths, compute rates, efficiencies) are out of any meaningful "
+                 "range\n";
+    return 2;
+  } catch (const std::bad_alloc&) {
+    std::cout.flush();
+    std::cerr << "trainsim: runtime failure: out of memory\n";
+    return 1;
   } catch (const std::exception& e) {
     std::cout.flush();
-    std::cerr << "trainsim: runtime failure: " << e.what() << "\n";
+    std::cerr << "trainsim: runtime failure: " << one_line(e.what()) << "\n";
     return 1;
   }
 }

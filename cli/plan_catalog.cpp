@@ -6,12 +6,16 @@
 
 #include "sim/config/json_reader.hpp"
 #include "sim/config/json_source.hpp"
+#include "sim/config/limits.hpp"
 #include "sim/core/input_error.hpp"
 
 namespace trainsim::cli {
 namespace {
 
 constexpr double kSecondsPerHour = 3600;
+constexpr double kMaxPricePerNodeHour = 1e9;
+constexpr double kMaxPurchasePrice = 1e12;
+constexpr double kMaxAmortizationHours = 876000;  // 100 years
 
 PlanOption read_option(sim::JsonReader& r, const sim::ProfileLibrary& profiles) {
   PlanOption o;
@@ -20,7 +24,7 @@ PlanOption read_option(sim::JsonReader& r, const sim::ProfileLibrary& profiles) 
   sim::ClusterSpec cluster;
   if (r.has("cluster") && r.raw()["cluster"].is_string()) {
     o.cluster_value = r.string("cluster");
-    cluster = profiles.cluster(o.cluster_value, r.path_of("cluster"));
+    cluster = profiles.cluster(o.cluster_value, r.where("cluster"));
   } else {
     sim::JsonReader c = r.object("cluster");
     cluster = profiles.cluster_from(c);
@@ -36,28 +40,40 @@ PlanOption read_option(sim::JsonReader& r, const sim::ProfileLibrary& profiles) 
         "give exactly one of price_per_node_hour (rental) or purchase_price_per_node "
         "(with amortization)");
   }
+  // Prices far above any hardware's (a DGX node rents for ~30-100 USD per hour and sells for
+  // ~0.2-0.5 M USD) keep every cost finite; amortization from 1 hour to 100 years.
   if (rental) {
     o.price_per_node_hour = r.number("price_per_node_hour", sim::Bound::positive);
+    if (o.price_per_node_hour > kMaxPricePerNodeHour) {
+      r.fail("price_per_node_hour", "value " + sim::show_json(r.raw()["price_per_node_hour"]) +
+                                        " is above the limit of 1e9 per node hour");
+    }
   } else {
     o.purchase_price_per_node = r.number("purchase_price_per_node", sim::Bound::positive);
+    if (*o.purchase_price_per_node > kMaxPurchasePrice) {
+      r.fail("purchase_price_per_node", "value " +
+                                            sim::show_json(r.raw()["purchase_price_per_node"]) +
+                                            " is above the limit of 1e12 per node");
+    }
     o.amortization_hours =
         r.quantity("amortization", sim::Dimension::seconds, sim::Bound::positive) / kSecondsPerHour;
+    if (o.amortization_hours < 1 || o.amortization_hours > kMaxAmortizationHours) {
+      r.fail("amortization", "value " + sim::show_json(r.raw()["amortization"]) +
+                                 " is outside 1 h to 100 years (876000 h)");
+    }
     o.price_per_node_hour = *o.purchase_price_per_node / o.amortization_hours;
   }
   const bool has_max = r.has("max_nodes");
   const bool has_counts = r.has("node_counts");
   if (has_max == has_counts) r.fail_here("give exactly one of max_nodes or node_counts");
   if (has_max) {
-    const auto max_nodes = r.integer("max_nodes", 1);
-    if (max_nodes > 65536) r.fail("max_nodes", "at most 65536 nodes");
+    const auto max_nodes = r.integer("max_nodes", 1, sim::limits::kMaxAccelerators);
     for (std::int64_t n = 1; n < max_nodes; n *= 2)
       o.node_counts.push_back(static_cast<int>(n));
     o.node_counts.push_back(static_cast<int>(max_nodes));
   } else {
-    for (const auto n : r.integer_list("node_counts", 1)) {
-      if (n > 65536) r.fail("node_counts", "at most 65536 nodes");
+    for (const auto n : r.integer_list("node_counts", 1, sim::limits::kMaxAccelerators))
       o.node_counts.push_back(static_cast<int>(n));
-    }
     if (o.node_counts.empty()) r.fail("node_counts", "must not be empty");
   }
   std::sort(o.node_counts.begin(), o.node_counts.end());
@@ -74,14 +90,14 @@ PlanOption read_option(sim::JsonReader& r, const sim::ProfileLibrary& profiles) 
 }  // namespace
 
 PlanCatalog load_plan_catalog(const std::string& path, const sim::ProfileLibrary& profiles) {
-  const nlohmann::json doc = sim::load_json_file(path);
+  const nlohmann::json doc = sim::load_json_file(path, "catalog");
   auto source = std::make_shared<sim::JsonSource>();
   source->file = path;
   sim::JsonReader r(doc, source);
   PlanCatalog c;
   c.file = path;
   r.choice("kind", {"plan_catalog"});
-  r.ignore({"description"});
+  (void)r.string_or("description", "");
   c.currency = r.string("currency");
   std::set<std::string> names;
   for (sim::JsonReader& o : r.objects("options")) {

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <functional>
 
+#include "cli/run_checks.hpp"
 #include "cli/sweep_runner.hpp"
 #include "sim/config/units.hpp"
 #include "sim/core/input_error.hpp"
@@ -88,7 +89,8 @@ std::vector<Candidate> enumerate_candidates(const PlanCatalog& catalog, int max_
 }
 
 void evaluate_candidates(std::vector<Candidate>& candidates, const PlanCatalog& catalog,
-                         const PlanTarget& target, int jobs, const CandidateLoader& load) {
+                         const PlanTarget& target, int jobs, const CandidateLoader& load,
+                         const PlanProgress& progress) {
   const std::atomic<bool> never{false};
   OrderedRunner runner(
       candidates.size(), jobs,
@@ -96,18 +98,18 @@ void evaluate_candidates(std::vector<Candidate>& candidates, const PlanCatalog& 
         Candidate& c = candidates[i];
         c.fits = true;
         try {
-          models::Scenario s = load(c);
-          if (!models::estimate_memory(s).fits && !s.recompute) {
+          LoadedCandidate loaded = load(c);
+          if (!models::estimate_memory(loaded.scenario).fits && !loaded.scenario.recompute) {
             c.layout_overrides.push_back("recompute=true");
             c.recompute = true;
-            s = load(c);
+            loaded = load(c);
           }
-          if (!models::estimate_memory(s).fits) {
+          if (!models::estimate_memory(loaded.scenario).fits) {
             c.fits = false;
             c.failure = "does not fit in memory";
             return std::string();
           }
-          c.report = models::simulate_training(s);
+          c.report = simulate_checked(loaded.scenario, loaded.label);
         } catch (const std::exception& e) {
           c.failure = e.what();
           return std::string();
@@ -117,12 +119,18 @@ void evaluate_candidates(std::vector<Candidate>& candidates, const PlanCatalog& 
         c.time_s = target.work_samples / c.samples_per_s;
         c.price_per_hour = o.price_per_node_hour * c.nodes;
         c.cost = c.price_per_hour * c.time_s / 3600;
+        if (!std::isfinite(c.time_s) || !std::isfinite(c.cost) || !(c.samples_per_s > 0)) {
+          c.failure = "time or cost is not finite";
+          return std::string();
+        }
         c.meets_target = target.samples_per_s ? c.samples_per_s >= *target.samples_per_s
                                               : c.time_s <= *target.time_s;
         return std::string();
       },
       never);
+  std::size_t done = 0;
   while (runner.next()) {
+    if (progress) progress(++done, candidates.size());
   }
 }
 

@@ -54,9 +54,16 @@ std::vector<Candidate> enumerate_candidates(const PlanCatalog& catalog, int max_
 // `load` turns a candidate into its scenario: the plan's scenario with the cluster overrides,
 // then the user's --set overrides (so they can adjust the chosen cluster), then the layout.
 // A layout the scenario rejects is a candidate that was not simulated, with the reason.
-using CandidateLoader = std::function<models::Scenario(const Candidate&)>;
+struct LoadedCandidate {
+  models::Scenario scenario;
+  std::string label;  // the scenario and its overrides, for messages
+};
+using CandidateLoader = std::function<LoadedCandidate(const Candidate&)>;
+// `progress` (optional) is called after each candidate with (done, total).
+using PlanProgress = std::function<void(std::size_t done, std::size_t total)>;
 void evaluate_candidates(std::vector<Candidate>& candidates, const PlanCatalog& catalog,
-                         const PlanTarget& target, int jobs, const CandidateLoader& load);
+                         const PlanTarget& target, int jobs, const CandidateLoader& load,
+                         const PlanProgress& progress = {});
 
 // Marks the simulated candidates on the Pareto front of (cost, time): none is both cheaper and
 // faster. Returns their indices, cheapest first.

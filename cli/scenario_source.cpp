@@ -13,6 +13,13 @@ std::span<const sim::EmbeddedFile> embedded_files();
 
 namespace trainsim::cli {
 
+std::string scenario_label(const std::string& file, const std::vector<std::string>& overrides) {
+  std::string label = file.empty() ? std::string("<built-in>/examples/") + kDefaultScenario : file;
+  for (std::size_t i = 0; i < overrides.size(); ++i)
+    label += (i == 0 ? " with --set " : " --set ") + overrides[i];
+  return label;
+}
+
 models::Scenario load_scenario_source(const std::string& file,
                                       const std::vector<std::string>& overrides,
                                       const sim::ProfileLibrary& profiles) {
@@ -24,7 +31,7 @@ models::Scenario load_scenario_source(const std::string& file,
       if (f.path == kDefaultScenario) doc = sim::parse_json_text(std::string(f.content), label);
     }
   } else {
-    doc = sim::load_json_file(file);
+    doc = sim::load_json_file(file, "scenario");
   }
   return models::load_scenario(std::move(doc), label, overrides, profiles);
 }

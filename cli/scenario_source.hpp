@@ -13,6 +13,10 @@ namespace trainsim::cli {
 
 inline constexpr const char* kDefaultScenario = "resnet50_dgx_a100.json";
 
+// Names a scenario with its overrides for messages: "FILE" or "FILE with --set A=1 --set B=2"
+// (the built-in default is "<built-in>/examples/...").
+std::string scenario_label(const std::string& file, const std::vector<std::string>& overrides);
+
 // Loads `file` (or the built-in default when empty), applies `overrides` and validates it.
 models::Scenario load_scenario_source(const std::string& file,
                                       const std::vector<std::string>& overrides,

@@ -1,15 +1,12 @@
 #include "cli/sweep_rows.hpp"
 
 #include "cli/step_report_format.hpp"
+#include "sim/config/json_source.hpp"
 
 namespace trainsim::cli {
 
 nlohmann::json override_value_json(const std::string& text) {
-  try {
-    return nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error&) {
-    return text;
-  }
+  return sim::parse_override_value(text, "--vary value " + text);
 }
 
 namespace {

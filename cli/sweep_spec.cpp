@@ -6,12 +6,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/config/limits.hpp"
 #include "sim/core/input_error.hpp"
 
 namespace trainsim::cli {
 namespace {
 
-constexpr std::size_t kMaxRangeValues = 1'000'000;
+// One range never needs more values than a sweep may have rows (README "Limits").
+constexpr auto kMaxRangeValues = static_cast<std::size_t>(sim::limits::kMaxSweepRows);
 
 std::vector<std::string> split_top_level(const std::string& text) {
   std::vector<std::string> items;
@@ -62,7 +64,9 @@ bool is_integer_text(const std::string& text) {
 
 // Integers print as integers; other numbers in the shortest form that reads back exactly.
 std::string format_value(double v, bool integral) {
-  if (integral) return std::to_string(static_cast<long long>(std::llround(v)));
+  // Integers print as integers while doubles hold them exactly (below 2^53).
+  if (integral && std::abs(v) < 9007199254740992.0)
+    return std::to_string(static_cast<long long>(std::llround(v)));
   return nlohmann::json(v).dump();
 }
 

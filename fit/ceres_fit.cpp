@@ -5,6 +5,7 @@
 #include <limits>
 #include <memory>
 #include <utility>
+#include <vector>
 
 #include <ceres/ceres.h>
 
@@ -58,6 +59,9 @@ SolveResult solve_series(std::span<const Point> points, const FitOptions& option
   if (t_s <= 0.0) r.at_bound.emplace_back("t");
 
   r.unscaled_covariance = Eigen::Matrix2d::Constant(std::numeric_limits<double>::quiet_NaN());
+  // ceres::Covariance runs an SVD of the Jacobian without checking it: a non-finite entry (the
+  // solve failed, or the data overflow double) crashes Eigen's SVD. No covariance then.
+  if (!finite_jacobian(problem)) return r;
   ceres::Covariance covariance(covariance_options());
   const std::vector<std::pair<const double*, const double*>> blocks{
       {&v0, &v0}, {&t_s, &t_s}, {&v0, &t_s}};

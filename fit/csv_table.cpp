@@ -1,9 +1,10 @@
 #include "fit/csv_table.hpp"
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
 
+#include "sim/config/input_file.hpp"
+#include "sim/config/limits.hpp"
+#include "sim/config/utf8.hpp"
 #include "sim/core/input_error.hpp"
 
 namespace trainsim::fit {
@@ -74,6 +75,8 @@ CsvTable parse_csv_table(std::string_view text, const std::string& file_name) {
     pos = eol == std::string_view::npos ? text.size() : eol + 1;
     ++line_no;
     const std::string where = file_name + ":" + std::to_string(line_no);
+    // Fields reach JSON output (group names), which must be valid UTF-8.
+    if (!sim::is_valid_utf8(line)) throw InputError(where, "the line is not valid UTF-8 text");
     const std::string_view body = trim_csv_field(line);
     if (body.empty() || body.front() == '#') continue;
     std::vector<std::string> fields = split_csv_fields(body);
@@ -94,6 +97,10 @@ CsvTable parse_csv_table(std::string_view text, const std::string& file_name) {
                                   join(table.header, ",") + "), found " +
                                   std::to_string(fields.size()));
     }
+    if (static_cast<std::int64_t>(table.rows.size()) >= sim::limits::kMaxCsvRows) {
+      throw InputError(where, "more than the limit of " + std::to_string(sim::limits::kMaxCsvRows) +
+                                  " data rows");
+    }
     table.rows.push_back(CsvRow{line_no, std::move(fields)});
   }
   if (table.header.empty()) {
@@ -107,11 +114,7 @@ CsvTable parse_csv_table(std::string_view text, const std::string& file_name) {
 }
 
 CsvTable read_csv_table(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path, "cannot open the file");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return parse_csv_table(ss.str(), path);
+  return parse_csv_table(sim::read_input_file(path, sim::limits::kMaxCsvFileBytes, "CSV"), path);
 }
 
 }  // namespace trainsim::fit

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -98,7 +99,41 @@ ThroughputFit fit_series(const Series& series, const FitOptions& options,
   apply_uncertainty(fit, solved.unscaled_covariance, solved.cost, options.confidence);
   for (const double b : predict_batches)
     fit.predictions.push_back(predict(fit, b));
+  require_finite(fit, series);
   return fit;
+}
+
+namespace {
+
+std::string number_text(double v) {
+  if (!std::isfinite(v)) return "(not finite)";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+}  // namespace
+
+void require_finite(const ThroughputFit& fit, const Series& series) {
+  std::vector<std::pair<std::string, double>> values{
+      {"v0", fit.v0_samples_per_s},     {"t", fit.t_s},   {"R^2", fit.r2},
+      {"RMSE", fit.rmse_samples_per_s}, {"b50", fit.b50}, {"b90", fit.b90}};
+  for (const PointResidual& r : fit.residuals)
+    values.emplace_back("prediction at batch " + number_text(r.point.batch),
+                        r.predicted_samples_per_s);
+  for (const Prediction& p : fit.predictions)
+    values.emplace_back("prediction at batch " + number_text(p.batch), p.throughput_samples_per_s);
+  for (const auto& [name, v] : values) {
+    if (std::isfinite(v)) continue;
+    std::string where = series.source;
+    if (!series.points.empty() && series.points.front().line > 0)
+      where += ":" + std::to_string(series.points.front().line);
+    throw InputError(where, "the fit of group '" + series.name + "' gives a non-finite " + name +
+                                " (v0 = " + number_text(fit.v0_samples_per_s) +
+                                " samples/s, t = " + number_text(fit.t_s) + " s) from its " +
+                                std::to_string(series.points.size()) +
+                                " points: the data do not determine the model");
+  }
 }
 
 ThroughputFit fit_points(std::span<const Point> points, const FitOptions& options,

@@ -21,6 +21,10 @@ ThroughputFit fit_series(const Series& series, const FitOptions& options = {},
 ThroughputFit fit_points(std::span<const Point> points, const FitOptions& options = {},
                          std::span<const double> predict_batches = {});
 
+// Throws InputError naming the series when a fitted value, goodness figure or prediction is not
+// finite (the report never prints inf or NaN for them; undefined intervals are n/a).
+void require_finite(const ThroughputFit& fit, const Series& series);
+
 // Residuals per point, R^2, RMSE and the largest relative error (all in throughput units,
 // unweighted), plus b50 and b90, for the v0 and t already in `fit`.
 void fill_goodness(ThroughputFit& fit, std::span<const Point> points);

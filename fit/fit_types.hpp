@@ -12,6 +12,13 @@
 
 namespace trainsim::fit {
 
+// The magnitudes of batch sizes, throughputs, weights and prediction batches a fit accepts:
+// far beyond any measurement (a 65,536-GPU job runs at ~1e8 samples/s), and small enough that
+// b/v0, squared residuals and their sums stay finite in double precision (1e12^2 x 1e6 points
+// is 1e30; a squared 1e155, as in a hostile input, would overflow to inf).
+inline constexpr double kMinFitValue = 1e-6;
+inline constexpr double kMaxFitValue = 1e12;
+
 struct Point {
   double batch = 0.0;
   double throughput_samples_per_s = 0.0;

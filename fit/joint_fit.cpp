@@ -147,7 +147,7 @@ JointFit fit_joint(std::span<const Series> series, Shared shared, const FitOptio
     }
   }
   ceres::Covariance covariance(covariance_options());
-  const bool have_covariance = covariance.Compute(blocks, &problem);
+  const bool have_covariance = finite_jacobian(problem) && covariance.Compute(blocks, &problem);
 
   JointFit out;
   out.summary.shared = shared;
@@ -187,6 +187,7 @@ JointFit fit_joint(std::span<const Series> series, Shared shared, const FitOptio
     apply_uncertainty(fit, unscaled, summary.final_cost, options.confidence);
     for (const double b : predict_batches)
       fit.predictions.push_back(predict(fit, b));
+    require_finite(fit, series[g]);
     out.fits.push_back(std::move(fit));
   }
 

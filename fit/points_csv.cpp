@@ -3,12 +3,12 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <fstream>
 #include <map>
 #include <optional>
-#include <sstream>
 
 #include "fit/csv_table.hpp"
+#include "sim/config/input_file.hpp"
+#include "sim/config/limits.hpp"
 #include "sim/core/input_error.hpp"
 
 namespace trainsim::fit {
@@ -56,6 +56,10 @@ double parse_positive(const std::string& text, const std::string& column,
     throw InputError(where, "column '" + column + "': '" + text + "' is not finite");
   if (value <= 0.0)
     throw InputError(where, "column '" + column + "': " + text + " must be positive");
+  if (value < kMinFitValue || value > kMaxFitValue) {
+    throw InputError(where, "column '" + column + "': " + text +
+                                " is outside the range a fit handles (1e-06 to 1e+12)");
+  }
   return value;
 }
 
@@ -102,11 +106,8 @@ std::vector<Series> parse_points_csv(std::string_view text, const std::string& f
 }
 
 std::vector<Series> read_points_csv(const std::string& path, const CsvColumns& columns) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path, "cannot open the points file");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return parse_points_csv(ss.str(), path, columns);
+  return parse_points_csv(sim::read_input_file(path, sim::limits::kMaxCsvFileBytes, "points CSV"),
+                          path, columns);
 }
 
 }  // namespace trainsim::fit

@@ -11,10 +11,16 @@ namespace trainsim::fit {
 namespace {
 
 std::string fmt(double value, const char* format = "%.6g") {
-  if (std::isnan(value)) return "n/a";
+  if (!std::isfinite(value)) return "n/a";
   char buf[64];
   std::snprintf(buf, sizeof buf, format, value);
   return buf;
+}
+
+// A percentage with two decimals, or in exponent form when that would print dozens of digits.
+std::string percent(double fraction) {
+  const double v = 100.0 * fraction;
+  return fmt(v, std::abs(v) < 1e6 ? "%.2f" : "%.4g") + "%";
 }
 
 std::string interval(const std::array<double, 2>& ci, const char* format = "%.6g") {
@@ -50,7 +56,7 @@ std::string csv_field(const std::string& s) {
 }
 
 std::string csv_number(double v) {
-  if (std::isnan(v)) return "";
+  if (!std::isfinite(v)) return "";
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.10g", v);
   return buf;
@@ -192,7 +198,7 @@ void write_text(std::ostream& os, const std::vector<ThroughputFit>& fits,
        << pad(fmt(f.t_stderr, "%.3g"), 10) << "  " << pct << " CI " << interval(f.t_ci) << "\n";
     os << "  corr(v0,t) = " << fmt(f.corr, "%.3f") << "  R^2 = " << fmt(f.r2, "%.5f")
        << "  RMSE = " << fmt(f.rmse_samples_per_s, "%.4g")
-       << " samples/s  max rel err = " << fmt(100.0 * f.max_rel_err, "%.2f") << "%\n";
+       << " samples/s  max rel err = " << percent(f.max_rel_err) << "\n";
     os << "  b50 = " << fmt(f.b50, "%.4g") << " (" << pct << " CI " << interval(f.b50_ci, "%.4g")
        << ")  b90 = " << fmt(f.b90, "%.4g") << "  (batch at 50% / 90% of v0)\n";
     os << "      batch    measured   predicted    residual   rel err\n";
@@ -200,8 +206,7 @@ void write_text(std::ostream& os, const std::vector<ThroughputFit>& fits,
       os << "  " << pad(fmt(r.point.batch), 9)
          << pad(fmt(r.point.throughput_samples_per_s, "%.5g"), 12)
          << pad(fmt(r.predicted_samples_per_s, "%.5g"), 12)
-         << pad(fmt(r.residual_samples_per_s, "%.4g"), 12)
-         << pad(fmt(100.0 * r.rel_err, "%.2f") + "%", 10) << "\n";
+         << pad(fmt(r.residual_samples_per_s, "%.4g"), 12) << pad(percent(r.rel_err), 10) << "\n";
     }
     if (!f.predictions.empty()) {
       os << "  predictions:\n      batch  throughput   " << pct << " CI (curve)      " << pct

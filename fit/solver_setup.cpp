@@ -1,5 +1,8 @@
 #include "fit/solver_setup.hpp"
 
+#include <algorithm>
+#include <cmath>
+
 namespace trainsim::fit {
 
 ceres::Problem::Options problem_options() {
@@ -65,6 +68,17 @@ BoundedSolve solve_with_active_bounds(const ceres::Solver::Options& options,
   out.termination = summary.message;
   out.final_cost = summary.final_cost;
   return out;
+}
+
+bool finite_jacobian(ceres::Problem& problem) {
+  double cost = 0.0;
+  std::vector<double> residuals;
+  ceres::CRSMatrix jacobian;
+  if (!problem.Evaluate(ceres::Problem::EvaluateOptions(), &cost, &residuals, nullptr, &jacobian))
+    return false;
+  if (!std::isfinite(cost)) return false;
+  return std::all_of(jacobian.values.begin(), jacobian.values.end(),
+                     [](double v) { return std::isfinite(v); });
 }
 
 ceres::LossFunction* make_loss(const FitOptions& options) {

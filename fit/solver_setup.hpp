@@ -35,6 +35,10 @@ BoundedSolve solve_with_active_bounds(const ceres::Solver::Options& options,
                                       ceres::Problem& problem,
                                       const std::vector<BoundedBlock>& blocks);
 
+// True when the problem's cost and Jacobian at the current parameters are finite. Check it before
+// ceres::Covariance: its SVD of a non-finite Jacobian crashes inside Eigen.
+bool finite_jacobian(ceres::Problem& problem);
+
 // nullptr for l2 (Ceres' plain squared loss); the caller's problem takes ownership otherwise.
 ceres::LossFunction* make_loss(const FitOptions& options);
 

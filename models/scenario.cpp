@@ -1,9 +1,13 @@
 #include "models/scenario.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <set>
 
 #include "models/zoo/zoo.hpp"
 #include "sim/config/json_reader.hpp"
+#include "sim/config/limits.hpp"
 #include "sim/core/input_error.hpp"
 
 namespace trainsim::models {
@@ -17,10 +21,14 @@ sim::Dtype parse_precision(const std::string& s) {
   return sim::Dtype::bf16;
 }
 
-ZooModel read_model(sim::JsonReader& parent) {
+ZooModel read_model(sim::JsonReader& parent, const sim::JsonSource& source) {
   if (parent.raw().contains("model") && parent.raw()["model"].is_string()) {
     const std::string name = parent.string("model");
-    return build_zoo_model(name, {}, parent.path_of("model"));
+    try {
+      return build_zoo_model(name, {}, parent.path_of("model"));
+    } catch (const InputError& e) {  // the zoo names the model, not the file or --set
+      throw InputError(parent.where("model"), e.what());
+    }
   }
   sim::JsonReader m = parent.object("model");
   const std::string name = m.string("name");
@@ -30,7 +38,21 @@ ZooModel read_model(sim::JsonReader& parent) {
     hyper[key] = m.number(key, sim::Bound::positive);
   }
   m.done();
-  return build_zoo_model(name, hyper, m.path());
+  const std::string model_where = source.describe(m.path());
+  try {
+    return build_scenario_model(name, hyper, model_where, source.describe(m.path_of("resolution")));
+  } catch (const InputError& e) {
+    // The zoo labels a hyper-parameter's error "<where> <key>: ..."; name the key's own origin
+    // (a --set of model.<key> rather than the file that gave the model).
+    const std::string what = e.what();
+    for (const auto& [key, value] : hyper) {
+      const std::string prefix = model_where + " " + key + ": ";
+      if (what.rfind(prefix, 0) == 0)
+        throw InputError(source.describe(m.path_of(key)), what.substr(prefix.size()));
+    }
+    if (what.rfind("model '", 0) == 0) throw InputError(m.where("name"), what);
+    throw;
+  }
 }
 
 InputPipelineSpec read_input(sim::JsonReader& r, const ZooModel& model, const sim::HostSpec& host) {
@@ -48,18 +70,20 @@ InputPipelineSpec read_input(sim::JsonReader& r, const ZooModel& model, const si
       r.quantity_or("batch_per_sample", Dimension::seconds, Bound::non_negative, 0);
   in.storage_bytes_per_sample =
       r.quantity_or("storage_bytes_per_sample", Dimension::bytes, Bound::non_negative, 0);
-  in.workers =
-      static_cast<int>(r.integer_or("workers", 1, std::min(4, std::max(1, host.cpu_cores))));
+  in.workers = static_cast<int>(r.integer_or("workers", 1, std::min(4, std::max(1, host.cpu_cores)),
+                                             sim::limits::kMaxCpuCores));
   if (in.enabled && host.cpu_cores > 0 && in.workers > host.cpu_cores) {
     r.fail("workers", std::to_string(in.workers) + " input workers, but host " + host.name +
                           " has " + std::to_string(host.cpu_cores) + " CPU cores");
   }
-  in.prefetch_batches = static_cast<int>(r.integer_or("prefetch_batches", 1, 2));
+  in.prefetch_batches =
+      static_cast<int>(r.integer_or("prefetch_batches", 1, 2, sim::limits::kMaxPrefetchBatches));
   // Default: the model's own input dtype (uint8 pixels, int32 tokens); fp32 pixels cost 4x.
   in.input_dtype = r.choice_or("input_dtype", {"uint8", "fp16", "bf16", "fp32", "int32", "int64"},
                                model.input_dtype);
   if (auto echo = r.optional_object("echo")) {
-    in.echo_factor = static_cast<int>(echo->integer_or("factor", 1, 1));
+    in.echo_factor =
+        static_cast<int>(echo->integer_or("factor", 1, 1, sim::limits::kMaxEchoFactor));
     in.echo_mode = echo->choice_or("mode", {"example", "batch"}, "batch") == "batch"
                        ? EchoMode::batch
                        : EchoMode::example;
@@ -93,7 +117,7 @@ void read_pipeline_keys(sim::JsonReader& p, Scenario& s) {
   }
   if (!p.has("balance")) return;
   std::int64_t total = 0;
-  for (const std::int64_t n : p.integer_list("balance", 1)) {
+  for (const std::int64_t n : p.integer_list("balance", 1, layers)) {
     s.balance.push_back(static_cast<int>(n));
     total += n;
   }
@@ -111,7 +135,7 @@ void read_pipeline_keys(sim::JsonReader& p, Scenario& s) {
 // "global_batch" fixes local batch x replicas x grad_accum, so a sweep over cluster sizes keeps
 // the global batch (as the IPU-POD runs did) by changing the accumulation count.
 void derive_grad_accum(sim::JsonReader& r, const nlohmann::json& doc, Scenario& s) {
-  s.global_batch = r.integer("global_batch", 1);
+  s.global_batch = r.integer("global_batch", 1, sim::limits::kMaxGlobalBatch);
   if (doc.contains("parallelism") && doc["parallelism"].contains("grad_accum")) {
     r.fail("global_batch", "give either global_batch or parallelism.grad_accum, not both");
   }
@@ -122,7 +146,53 @@ void derive_grad_accum(sim::JsonReader& r, const nlohmann::json& doc, Scenario& 
            std::to_string(s.global_batch) +
                " is not a multiple of batch_per_replica x data = " + std::to_string(per_cycle));
   }
+  if (s.global_batch / per_cycle > sim::limits::kMaxGradAccum) {
+    r.fail("global_batch", std::to_string(s.global_batch) +
+                               " / (batch_per_replica x data = " + std::to_string(per_cycle) +
+                               ") = " + std::to_string(s.global_batch / per_cycle) +
+                               " accumulation rounds, above the limit of " +
+                               std::to_string(sim::limits::kMaxGradAccum));
+  }
   s.grad_accum = static_cast<int>(s.global_batch / per_cycle);
+}
+
+// data x pipeline devices must exist. Both keys are named with where their values came from
+// (file, profile or --set), since either may be the one to change.
+void check_devices(sim::JsonReader& p, const sim::JsonSource& source, const Scenario& s) {
+  const std::int64_t used = std::int64_t{s.data_parallel} * s.pipeline_stages;
+  const int all = s.cluster.total_accelerators();
+  if (used <= all) return;
+  const auto origin = [&](const char* key) {
+    if (!p.has(key)) return std::string("default");
+    return source.origin_of(p.path_of(key));
+  };
+  // Blame the key a --set changed, if one did: that is the edit that broke the layout.
+  const bool pipeline_set = origin("pipeline").rfind("--set", 0) == 0;
+  const bool data_set = origin("data").rfind("--set", 0) == 0;
+  const char* blamed = pipeline_set && !data_set ? "pipeline" : p.has("data") ? "data" : "pipeline";
+  p.fail(blamed, "data x pipeline = " + std::to_string(s.data_parallel) + " x " +
+                     std::to_string(s.pipeline_stages) + " = " + std::to_string(used) +
+                     " devices, but the cluster has " + std::to_string(all) + " (" +
+                     s.cluster.name + "; parallelism.data " + std::to_string(s.data_parallel) +
+                     " from " + origin("data") + ", parallelism.pipeline " +
+                     std::to_string(s.pipeline_stages) + " from " + origin("pipeline") + ")");
+}
+
+// A hyper-parameter for messages: integers as integers, anything larger in exponent form.
+std::string number_text(double v) {
+  if (std::abs(v) < 1e15 && v == std::floor(v)) return std::to_string(static_cast<long long>(v));
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+// Distinct spatial sizes (H of every {C, H, W} output) of a model's feature maps.
+std::set<std::int64_t> spatial_sizes(const ZooModel& m) {
+  std::set<std::int64_t> sizes;
+  for (const Layer& l : m.layers) {
+    if (l.output_shape.size() == 3) sizes.insert(l.output_shape[1]);
+  }
+  return sizes;
 }
 
 }  // namespace
@@ -144,6 +214,51 @@ sim::StringExpander scenario_expander(const sim::ProfileLibrary& profiles) {
   };
 }
 
+ZooModel build_scenario_model(const std::string& name, const std::map<std::string, double>& hyper,
+                              const std::string& where, const std::string& resolution_where) {
+  for (const auto& [key, value] : hyper) {
+    if (value > sim::limits::kMaxHyperparameter) {
+      throw InputError(where + " " + key,
+                       "value " + number_text(value) + " is above the limit of " +
+                           std::to_string(static_cast<long long>(sim::limits::kMaxHyperparameter)));
+    }
+  }
+  ZooModel model = build_zoo_model(name, hyper, where);
+  const auto it = hyper.find("resolution");
+  if (it == hyper.end()) return model;
+  // A resolution too small for the network's downsampling leaves stride-2 layers nothing to
+  // downsample (their 1x1 maps stay 1x1): the feature maps then take fewer distinct sizes than
+  // at the reference resolution. Such a model is a different network, not a smaller input.
+  const ZooModel reference = build_zoo_model(name, {}, where);
+  const std::set<std::int64_t> got = spatial_sizes(model);
+  const std::set<std::int64_t> want = spatial_sizes(reference);
+  if (!want.empty() && got.size() < want.size()) {
+    // The smallest resolution that keeps every size (the count only grows with resolution).
+    const auto keeps_all = [&](std::int64_t r) {
+      std::map<std::string, double> trial = hyper;
+      trial["resolution"] = static_cast<double>(r);
+      try {
+        return spatial_sizes(build_zoo_model(name, trial, where)).size() >= want.size();
+      } catch (const InputError&) {
+        return false;
+      }
+    };
+    auto lo = static_cast<std::int64_t>(it->second);
+    auto hi = static_cast<std::int64_t>(reference.hyperparameters.at("resolution"));
+    while (lo + 1 < hi) {
+      const std::int64_t mid = lo + (hi - lo) / 2;
+      (keeps_all(mid) ? hi : lo) = mid;
+    }
+    throw InputError(resolution_where,
+                     "value " + number_text(it->second) + " is too small for " + name +
+                         ": its stride-2 layers would run on maps already 1x1 (feature maps of " +
+                         std::to_string(got.size()) + " distinct sizes instead of " +
+                         std::to_string(want.size()) +
+                         "); the smallest resolution that keeps them is " + std::to_string(hi));
+  }
+  return model;
+}
+
 Scenario load_scenario(nlohmann::json doc, const std::string& file,
                        const std::vector<std::string>& overrides,
                        const sim::ProfileLibrary& profiles) {
@@ -156,20 +271,21 @@ Scenario load_scenario(nlohmann::json doc, const std::string& file,
   sim::JsonReader r(doc, source);
   Scenario s;
   s.name = r.string_or("name", file);
-  r.ignore({"description"});
+  (void)r.string_or("description", "");
   if (r.has("cluster") && doc["cluster"].is_string()) {
     s.cluster = profiles.cluster(r.string("cluster"), source->describe("cluster"));
   } else {
     sim::JsonReader c = r.object("cluster");
     s.cluster = profiles.cluster_from(c);
   }
-  s.model = read_model(r);
+  s.model = read_model(r, *source);
   if (r.has("batch_per_replica") && doc["batch_per_replica"].is_string()) {
     r.choice("batch_per_replica", {"max"});
     s.batch_max = true;
     s.batch_per_replica = 0;
   } else {
-    s.batch_per_replica = static_cast<int>(r.integer("batch_per_replica", 1));
+    s.batch_per_replica =
+        static_cast<int>(r.integer("batch_per_replica", 1, sim::limits::kMaxBatchPerReplica));
   }
   s.precision = parse_precision(r.choice_or("precision", {"fp32", "tf32", "fp16", "bf16"}, "fp32"));
   if (!s.cluster.accelerator.peak(s.precision)) {
@@ -183,18 +299,16 @@ Scenario load_scenario(nlohmann::json doc, const std::string& file,
   s.inference = r.choice_or("mode", {"train", "inference"}, "train") == "inference";
   s.recompute = r.boolean_or("recompute", false);
   if (auto p = r.optional_object("parallelism")) {
-    s.pipeline_stages = static_cast<int>(p->integer_or("pipeline", 1, 1));
+    using sim::limits::kMaxAccelerators;
+    s.pipeline_stages = static_cast<int>(p->integer_or("pipeline", 1, 1, kMaxAccelerators));
     const int all = s.cluster.total_accelerators();
-    s.data_parallel =
-        static_cast<int>(p->integer_or("data", 1, std::max(1, all / s.pipeline_stages)));
-    s.microbatches = static_cast<int>(p->integer_or("microbatches", 1, 1));
-    s.grad_accum = static_cast<int>(p->integer_or("grad_accum", 1, 1));
+    s.data_parallel = static_cast<int>(
+        p->integer_or("data", 1, std::max(1, all / s.pipeline_stages), kMaxAccelerators));
+    s.microbatches =
+        static_cast<int>(p->integer_or("microbatches", 1, 1, sim::limits::kMaxMicrobatches));
+    s.grad_accum = static_cast<int>(p->integer_or("grad_accum", 1, 1, sim::limits::kMaxGradAccum));
     read_pipeline_keys(*p, s);
-    if (s.data_parallel * s.pipeline_stages > s.cluster.total_accelerators()) {
-      p->fail("data", "data x pipeline = " + std::to_string(s.data_parallel * s.pipeline_stages) +
-                          " devices, but the cluster has " +
-                          std::to_string(s.cluster.total_accelerators()));
-    }
+    check_devices(*p, *source, s);
     p->done();
   } else {
     s.data_parallel = s.cluster.total_accelerators();
@@ -216,8 +330,8 @@ Scenario load_scenario(nlohmann::json doc, const std::string& file,
     c->done();
   }
   if (auto in = r.optional_object("input")) s.input = read_input(*in, s.model, s.cluster.host);
-  s.steps = static_cast<int>(r.integer_or("steps", 1, 6));
-  s.warmup_steps = static_cast<int>(r.integer_or("warmup_steps", 0, 2));
+  s.steps = static_cast<int>(r.integer_or("steps", 1, 6, sim::limits::kMaxSteps));
+  s.warmup_steps = static_cast<int>(r.integer_or("warmup_steps", 0, 2, sim::limits::kMaxSteps));
   if (s.warmup_steps >= s.steps) {
     r.fail("warmup_steps", "must be smaller than steps (" + std::to_string(s.steps) + ")");
   }

@@ -3,6 +3,7 @@
 // and input pipeline, loaded strictly from JSON (with --set overrides applied first).
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -79,6 +80,11 @@ struct Scenario {
 // profile names (the cluster, the profiles it names, the framework) become their objects so a
 // --set can reach inside them.
 sim::StringExpander scenario_expander(const sim::ProfileLibrary& profiles);
+
+// build_zoo_model plus the checks a scenario applies to the network (a resolution too small for
+// its downsampling is refused). `where` labels errors, `resolution_where` that one.
+ZooModel build_scenario_model(const std::string& name, const std::map<std::string, double>& hyper,
+                              const std::string& where, const std::string& resolution_where);
 
 // Loads `doc` (from `file`) after applying `overrides` ("PATH=VALUE"). `file` labels errors.
 Scenario load_scenario(nlohmann::json doc, const std::string& file,

@@ -19,6 +19,7 @@
 #include "models/parallel/pipeline_sim.hpp"
 #include "models/steady_state.hpp"
 #include "sim/collectives/kernels.hpp"
+#include "sim/config/limits.hpp"
 #include "sim/core/engine.hpp"
 #include "sim/hw/device_stream.hpp"
 #include "sim/hw/stream.hpp"
@@ -540,7 +541,11 @@ MemoryReport estimate_memory(const Scenario& s) {
     m.max_batch_that_fits =
         fixed >= m.capacity_bytes
             ? 0
-            : static_cast<std::int64_t>(std::floor((m.capacity_bytes - fixed) / per_sample_total));
+            // Capped at the batch limit (sim/config/limits.hpp): beyond it the count means
+            // nothing, and a huge capacity would overflow the integer.
+            : static_cast<std::int64_t>(
+                  std::min(std::floor((m.capacity_bytes - fixed) / per_sample_total),
+                           static_cast<double>(sim::limits::kMaxBatchPerReplica)));
   }
   return m;
 }

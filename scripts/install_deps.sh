@@ -10,6 +10,8 @@ packages=(
   python3 python3-numpy python3-scipy
   # sweep across machines (optional in CMake; tests run `mpirun -np 2`)
   libopenmpi-dev openmpi-bin
+  # fuzzing in CI (tests/fuzz): clang with libFuzzer and the sanitizer runtimes
+  clang libclang-rt-14-dev
   # notebooks/ are executed by the tests (jupyter nbconvert --execute)
   jupyter-nbconvert python3-ipykernel python3-matplotlib python3-pandas
 )

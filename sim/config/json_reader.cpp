@@ -2,14 +2,16 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "sim/config/nearest_name.hpp"
+#include "sim/config/strict_json.hpp"
 #include "sim/core/input_error.hpp"
 
 namespace trainsim::sim {
 
 std::string show_json(const nlohmann::json& v) {
-  std::string s = v.dump();
+  std::string s = dump_json(v);
   if (s.size() > 60) s = s.substr(0, 57) + "...";
   return s;
 }
@@ -133,12 +135,15 @@ std::optional<double> JsonReader::optional_quantity(const std::string& key, Dime
     fail(key, "expected " + std::string(dimension_name(d)) + " such as a string with units, got " +
                   show_json(*v));
   }
-  const auto q = parse_quantity(v->get<std::string>(), d);
-  if (!q) {
+  const ParsedQuantity q = parse_quantity_detailed(v->get<std::string>(), d);
+  if (q.out_of_range) {
+    fail(key, "value " + show_json(*v) + " is out of range (not a finite number in SI base units)");
+  }
+  if (!q.value) {
     fail(key, "value " + show_json(*v) + " is not " + dimension_name(d) +
                   " (accepted units: " + accepted_units(d) + ")");
   }
-  return check_bound(key, *q, b, *v);
+  return check_bound(key, *q.value, b, *v);
 }
 
 double JsonReader::quantity(const std::string& key, Dimension d, Bound b) {
@@ -160,30 +165,64 @@ double JsonReader::number_or(const std::string& key, Bound b, double fallback) {
   return has(key) ? number(key, b) : (asked_.insert(key), fallback);
 }
 
-std::int64_t JsonReader::integer(const std::string& key, std::int64_t min_value) {
+std::optional<std::int64_t> exact_integer(const nlohmann::json& v) {
+  if (v.is_number_unsigned()) {
+    const auto u = v.get<std::uint64_t>();
+    if (u > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+      return std::nullopt;
+    return static_cast<std::int64_t>(u);
+  }
+  if (v.is_number_integer()) return v.get<std::int64_t>();
+  if (v.is_number_float()) {
+    // 1e9 and 1000000000.0 are integers written as floats; accepted when exact. 2^63 is the
+    // first double beyond int64.
+    const double d = v.get<double>();
+    if (std::isfinite(d) && d == std::floor(d) && d >= -9223372036854775808.0 &&
+        d < 9223372036854775808.0) {
+      return static_cast<std::int64_t>(d);
+    }
+  }
+  return std::nullopt;
+}
+
+std::int64_t JsonReader::checked_integer(const std::string& key, const nlohmann::json& v,
+                                         std::int64_t min_value, std::int64_t max_value,
+                                         const std::string& what) const {
+  const std::optional<std::int64_t> i = exact_integer(v);
+  if (!i) {
+    if (v.is_number() && std::isfinite(v.get<double>()) &&
+        v.get<double>() == std::floor(v.get<double>())) {
+      fail(key,
+           what + show_json(v) + " is out of range (at most " + std::to_string(max_value) + ")");
+    }
+    fail(key, "expected an integer, got " + show_json(v));
+  }
+  if (*i < min_value)
+    fail(key, what + std::to_string(*i) + " must be at least " + std::to_string(min_value));
+  if (*i > max_value) {
+    fail(key, what + std::to_string(*i) + " is above the limit of " + std::to_string(max_value));
+  }
+  return *i;
+}
+
+std::int64_t JsonReader::integer(const std::string& key, std::int64_t min_value,
+                                 std::int64_t max_value) {
   const nlohmann::json& v = required(key);
-  if (!v.is_number_integer()) fail(key, "expected an integer, got " + show_json(v));
-  const std::int64_t i = v.get<std::int64_t>();
-  if (i < min_value)
-    fail(key, "value " + show_json(v) + " must be at least " + std::to_string(min_value));
-  return i;
+  return checked_integer(key, v, min_value, max_value, "value ");
 }
 
 std::int64_t JsonReader::integer_or(const std::string& key, std::int64_t min_value,
-                                    std::int64_t fallback) {
-  return has(key) ? integer(key, min_value) : (asked_.insert(key), fallback);
+                                    std::int64_t fallback, std::int64_t max_value) {
+  return has(key) ? integer(key, min_value, max_value) : (asked_.insert(key), fallback);
 }
 
-std::vector<std::int64_t> JsonReader::integer_list(const std::string& key, std::int64_t min_value) {
+std::vector<std::int64_t> JsonReader::integer_list(const std::string& key, std::int64_t min_value,
+                                                   std::int64_t max_value) {
   const nlohmann::json& v = required(key);
   if (!v.is_array()) fail(key, "expected an array of integers, got " + show_json(v));
   std::vector<std::int64_t> out;
-  for (const auto& e : v) {
-    if (!e.is_number_integer() || e.get<std::int64_t>() < min_value) {
-      fail(key, "element " + show_json(e) + " must be an integer >= " + std::to_string(min_value));
-    }
-    out.push_back(e.get<std::int64_t>());
-  }
+  for (const auto& e : v)
+    out.push_back(checked_integer(key, e, min_value, max_value, "element "));
   return out;
 }
 

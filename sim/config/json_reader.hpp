@@ -35,7 +35,7 @@ class JsonReader {
   const nlohmann::json& raw() const { return *node_; }
   const std::string& path() const { return path_; }
   std::string path_of(const std::string& key) const;
-  // The origin and path of `key` as an error names them ("file.json: a.b.key").
+  // The origin and path of `key` for messages ("FILE: a.b", "--set a.b=1 (FILE): a.b").
   std::string where(const std::string& key) const;
 
   JsonReader object(const std::string& key);
@@ -49,9 +49,15 @@ class JsonReader {
                                           Bound b = Bound::positive);
   double number(const std::string& key, Bound b = Bound::any);
   double number_or(const std::string& key, Bound b, double fallback);
-  std::int64_t integer(const std::string& key, std::int64_t min_value = 1);
-  std::int64_t integer_or(const std::string& key, std::int64_t min_value, std::int64_t fallback);
-  std::vector<std::int64_t> integer_list(const std::string& key, std::int64_t min_value = 1);
+  // Integers in [min_value, max_value]; an integer written as a float (1e9, 64.0) is accepted
+  // when exact. The default maximum keeps every value within an int.
+  static constexpr std::int64_t kIntMax = 2147483647;
+  std::int64_t integer(const std::string& key, std::int64_t min_value = 1,
+                       std::int64_t max_value = kIntMax);
+  std::int64_t integer_or(const std::string& key, std::int64_t min_value, std::int64_t fallback,
+                          std::int64_t max_value = kIntMax);
+  std::vector<std::int64_t> integer_list(const std::string& key, std::int64_t min_value = 1,
+                                         std::int64_t max_value = kIntMax);
   std::string string(const std::string& key);
   std::string string_or(const std::string& key, const std::string& fallback);
   bool boolean(const std::string& key);
@@ -73,6 +79,9 @@ class JsonReader {
   const nlohmann::json& required(const std::string& key);
   const nlohmann::json* lookup(const std::string& key);
   double check_bound(const std::string& key, double v, Bound b, const nlohmann::json& shown) const;
+  std::int64_t checked_integer(const std::string& key, const nlohmann::json& v,
+                               std::int64_t min_value, std::int64_t max_value,
+                               const std::string& what) const;
 
   const nlohmann::json* node_;
   std::shared_ptr<const JsonSource> source_;
@@ -82,5 +91,7 @@ class JsonReader {
 
 // Compact rendering of a JSON value for messages (strings quoted, long values cut).
 std::string show_json(const nlohmann::json& v);
+// The value as an int64 when it is an integer, or a float holding an exact integer in range.
+std::optional<std::int64_t> exact_integer(const nlohmann::json& v);
 
 }  // namespace trainsim::sim

@@ -1,8 +1,9 @@
 #include "sim/config/json_source.hpp"
 
-#include <fstream>
-#include <sstream>
-
+#include "sim/config/input_file.hpp"
+#include "sim/config/limits.hpp"
+#include "sim/config/strict_json.hpp"
+#include "sim/config/utf8.hpp"
 #include "sim/core/input_error.hpp"
 
 namespace trainsim::sim {
@@ -32,6 +33,17 @@ std::vector<std::string> split_path(const std::string& path) {
 
 }  // namespace
 
+std::string JsonSource::origin_of(const std::string& path) const {
+  const std::pair<const std::string, std::string>* best = nullptr;
+  for (const auto& entry : origins) {
+    if (is_path_prefix(entry.first, path) &&
+        (best == nullptr || entry.first.size() > best->first.size())) {
+      best = &entry;
+    }
+  }
+  return best == nullptr ? file : best->second;
+}
+
 std::string JsonSource::describe(const std::string& path) const {
   const std::pair<const std::string, std::string>* best = nullptr;
   for (const auto& entry : origins) {
@@ -46,36 +58,38 @@ std::string JsonSource::describe(const std::string& path) const {
 }
 
 nlohmann::json parse_json_text(const std::string& text, const std::string& label) {
-  try {
-    return nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/true,
-                                 /*ignore_comments=*/true);
-  } catch (const nlohmann::json::parse_error& e) {
-    // nlohmann reports a byte offset; users want line and column.
-    std::size_t line = 1;
-    std::size_t col = 1;
-    const std::size_t end = std::min<std::size_t>(e.byte > 0 ? e.byte - 1 : 0, text.size());
-    for (std::size_t i = 0; i < end; ++i) {
-      if (text[i] == '\n') {
-        ++line;
-        col = 1;
-      } else {
-        ++col;
-      }
-    }
-    std::string what = e.what();
-    const auto pos = what.find("syntax error");
-    if (pos != std::string::npos) what = what.substr(pos);
-    throw InputError(label + ":" + std::to_string(line) + ":" + std::to_string(col),
-                     "malformed JSON: " + what);
+  nlohmann::json doc;
+  JsonParseFailure failure;
+  if (!parse_json_strict(text, doc, failure)) {
+    throw InputError(
+        label + ":" + std::to_string(failure.line) + ":" + std::to_string(failure.column),
+        failure.message);
   }
+  return doc;
 }
 
-nlohmann::json load_json_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path, "cannot open file (does it exist and is it readable?)");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return parse_json_text(ss.str(), path);
+nlohmann::json load_json_file(const std::string& path, const std::string& what) {
+  return parse_json_text(read_input_file(path, limits::kMaxJsonFileBytes, what), path);
+}
+
+nlohmann::json parse_override_value(const std::string& text, const std::string& where) {
+  if (!is_valid_utf8(text)) throw UsageError(where, "the value is not valid UTF-8 text");
+  nlohmann::json value;
+  JsonParseFailure failure;
+  if (parse_json_strict(text, value, failure)) return value;
+  // Bare words such as fp16 or resnet50 are strings; JSON that is too deep, repeats a key or
+  // holds a number beyond double's range is an error, not a string. A quantity such as
+  // "1e999 GB/s" starts like a number but is a string (its unit reader reports the range).
+  if (failure.kind == JsonParseFailure::Kind::syntax) return text;
+  if (failure.kind == JsonParseFailure::Kind::number_out_of_range) {
+    const auto first = text.find_first_not_of(" \t");
+    const bool container = first != std::string::npos && (text[first] == '[' || text[first] == '{');
+    const auto last = text.find_last_not_of(" \t");
+    const bool bare_number =
+        last != std::string::npos && text.find_first_not_of("0123456789+-.eE", first) > last;
+    if (!container && !bare_number) return text;
+  }
+  throw UsageError(where, failure.message);
 }
 
 void apply_override(nlohmann::json& doc, const std::string& assignment, JsonSource& source,
@@ -87,13 +101,13 @@ void apply_override(nlohmann::json& doc, const std::string& assignment, JsonSour
   }
   const std::string path = assignment.substr(0, eq);
   const std::string text = assignment.substr(eq + 1);
-  nlohmann::json value;
-  try {
-    value = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error&) {
-    value = text;  // bare words such as fp16 or resnet50 are strings
-  }
+  const nlohmann::json value = parse_override_value(text, where);
   const std::vector<std::string> parts = split_path(path);
+  if (static_cast<int>(parts.size()) > limits::kMaxJsonDepth) {
+    throw UsageError(
+        where, "path '" + path.substr(0, 40) + "...' has " + std::to_string(parts.size()) +
+                   " components, more than the limit of " + std::to_string(limits::kMaxJsonDepth));
+  }
   nlohmann::json* node = &doc;
   std::string walked;
   for (std::size_t i = 0; i < parts.size(); ++i) {

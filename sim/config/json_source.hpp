@@ -18,13 +18,21 @@ struct JsonSource {
 
   // Origin label and path relative to it for an error at `path`.
   std::string describe(const std::string& path) const;
+  // Just the origin of the value at `path`: "--set PATH=VALUE", a profile file or `file`.
+  std::string origin_of(const std::string& path) const;
 };
 
-// Reads and parses a JSON file (comments allowed). Missing file or malformed JSON throws
-// InputError naming the file, and the line and column of a syntax error.
-nlohmann::json load_json_file(const std::string& path);
+// Reads and parses a JSON file (comments allowed, see strict_json.hpp for what is refused). A
+// missing file, a folder, a file over limits::kMaxJsonFileBytes or malformed JSON throws
+// InputError naming the file, and the line and column of a syntax error. `what` names the
+// file's role in messages ("scenario", "catalog").
+nlohmann::json load_json_file(const std::string& path, const std::string& what = "JSON");
 // Parses JSON text that came from `label` (a file name or "<embedded>/...").
 nlohmann::json parse_json_text(const std::string& text, const std::string& label);
+// The value of a `--set PATH=VALUE` (or --vary) as JSON: valid JSON is taken as JSON, anything
+// else as a string. `where` labels errors (text that is not UTF-8, JSON nested too deep, with a
+// repeated key or a number beyond double's range).
+nlohmann::json parse_override_value(const std::string& text, const std::string& where);
 
 // Turns a string found where an object is needed (e.g. "cluster": "dgx-a100") into that
 // object (the profile's contents) so overrides can reach inside it; records the origin in

@@ -1,9 +1,9 @@
 #include "sim/config/profile_library.hpp"
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
 
+#include "sim/config/input_file.hpp"
+#include "sim/config/limits.hpp"
 #include "sim/config/nearest_name.hpp"
 #include "sim/core/input_error.hpp"
 
@@ -12,6 +12,11 @@ namespace trainsim::sim {
 namespace {
 
 const char* const kKinds[] = {"accelerator", "kernels", "framework", "host", "link", "cluster"};
+
+// The folder a kind's profiles live in (hw_profiles/ and --profile-dir alike).
+std::string kind_folder(const std::string& kind) {
+  return kind == "kernels" ? kind : kind + "s";
+}
 
 std::shared_ptr<JsonSource> source_for(const std::string& file) {
   auto s = std::make_shared<JsonSource>();
@@ -226,7 +231,7 @@ HostSpec read_host(JsonReader& r) {
   r.ignore({"kind"});
   h.name = r.string("name");
   h.description = r.string_or("description", "");
-  h.cpu_cores = static_cast<int>(r.integer("cpu_cores", 1));
+  h.cpu_cores = static_cast<int>(r.integer("cpu_cores", 1, limits::kMaxCpuCores));
   h.memory_bw_bytes_per_s = r.quantity("memory_bandwidth", Dimension::bytes_per_s);
   h.memory_capacity_bytes = r.quantity("memory_capacity", Dimension::bytes);
   h.storage_read_bw_bytes_per_s = r.quantity("storage_read_bandwidth", Dimension::bytes_per_s);
@@ -265,21 +270,34 @@ LinkSpec read_link_traits(JsonReader& r, LinkCollectiveTraits& traits) {
 ProfileLibrary::ProfileLibrary(std::span<const EmbeddedFile> embedded,
                                const std::vector<std::filesystem::path>& extra_dirs) {
   for (const EmbeddedFile& f : embedded)
-    add("hw_profiles/" + std::string(f.path), std::string(f.content));
+    add("hw_profiles/" + std::string(f.path), std::string(f.content), "");
   for (const auto& dir : extra_dirs) {
-    if (!std::filesystem::is_directory(dir)) {
-      throw InputError(dir.string(), "profile folder does not exist or is not a folder");
+    std::error_code ec;
+    if (!std::filesystem::is_directory(dir, ec)) {
+      throw InputError("--profile-dir " + dir.string(), std::filesystem::exists(dir, ec)
+                                                            ? "is a file, not a folder of profiles"
+                                                            : "profile folder does not exist");
     }
+    // Only the documented layout is read (accelerators/, kernels/, frameworks/, hosts/, links/,
+    // clusters/), so other
+    // files in the folder, such as the scenario `calibrate --out` writes beside the profiles,
+    // are left alone.
     std::vector<std::filesystem::path> files;
-    for (const auto& e : std::filesystem::recursive_directory_iterator(dir)) {
-      if (e.is_regular_file() && e.path().extension() == ".json") files.push_back(e.path());
+    for (const char* kind : kKinds) {
+      const std::filesystem::path sub = dir / kind_folder(kind);
+      if (!std::filesystem::is_directory(sub, ec)) continue;
+      for (const auto& e : std::filesystem::directory_iterator(sub)) {
+        if (e.path().extension() != ".json") continue;
+        if (!e.is_regular_file(ec)) {
+          throw InputError(e.path().string(), "is not a regular file (a profile must be a file)");
+        }
+        files.push_back(e.path());
+      }
     }
     std::sort(files.begin(), files.end());
     for (const auto& p : files) {
-      std::ifstream in(p, std::ios::binary);
-      std::ostringstream ss;
-      ss << in.rdbuf();
-      add(p.string(), ss.str());
+      const std::string text = read_input_file(p.string(), limits::kMaxJsonFileBytes, "profile");
+      add(p.string(), text, p.parent_path().filename().string());
     }
   }
   // Validate everything up front: a broken profile is reported whatever command runs.
@@ -293,16 +311,22 @@ ProfileLibrary::ProfileLibrary(std::span<const EmbeddedFile> embedded,
   }
 }
 
-void ProfileLibrary::add(const std::string& origin, const std::string& text) {
+void ProfileLibrary::add(const std::string& origin, const std::string& text,
+                         const std::string& folder) {
   nlohmann::json j = parse_json_text(text, origin);
   JsonReader r(j, source_for(origin));
   const std::string kind =
       r.choice("kind", {"accelerator", "kernels", "framework", "host", "link", "cluster"});
+  if (!folder.empty() && folder != kind_folder(kind)) {
+    r.fail("kind", "a " + kind + " profile must be in the folder " + kind_folder(kind) + "/, not " +
+                       folder + "/");
+  }
   const std::string name = r.string("name");
   const std::string stem = std::filesystem::path(origin).stem().string();
   if (name != stem)
     r.fail("name", "profile name \"" + name + "\" must equal the file name \"" + stem + "\"");
-  ProfileEntry e{kind, name, j.value("description", ""), origin, std::move(j)};
+  const std::string description = r.string_or("description", "");
+  ProfileEntry e{kind, name, description, origin, std::move(j)};
   entries_.insert_or_assign({kind, name}, std::move(e));
 }
 
@@ -380,7 +404,7 @@ ClusterSpec ProfileLibrary::cluster_from(JsonReader& r) const {
   r.ignore({"kind"});
   c.name = r.string_or("name", "inline");
   c.description = r.string_or("description", "");
-  c.nodes = static_cast<int>(r.integer("nodes", 1));
+  c.nodes = static_cast<int>(r.integer("nodes", 1, limits::kMaxAccelerators));
   JsonReader node = r.object("node");
   const auto host_by_name = [this](const std::string& n, const std::string& w) {
     return host(n, w);
@@ -392,7 +416,15 @@ ClusterSpec ProfileLibrary::cluster_from(JsonReader& r) const {
   c.host = named_or_inline<HostSpec>(node, "host", host_by_name, read_host);
   c.accelerator = named_or_inline<AcceleratorSpec>(node, "accelerator", accelerator_by_name,
                                                    accelerator_inline);
-  c.accelerators_per_node = static_cast<int>(node.integer("accelerators_per_node", 1));
+  c.accelerators_per_node =
+      static_cast<int>(node.integer("accelerators_per_node", 1, limits::kMaxAcceleratorsPerNode));
+  if (std::int64_t{c.nodes} * c.accelerators_per_node > limits::kMaxAccelerators) {
+    r.fail("nodes", std::to_string(c.nodes) + " nodes x " +
+                        std::to_string(c.accelerators_per_node) + " accelerators per node = " +
+                        std::to_string(std::int64_t{c.nodes} * c.accelerators_per_node) +
+                        " accelerators, above the limit of " +
+                        std::to_string(limits::kMaxAccelerators));
+  }
   JsonReader intra = node.object("intra");
   c.intra_topology =
       parse_intra(intra.choice("topology", {"switched", "ring", "fully_connected", "torus2d"}));
@@ -411,7 +443,7 @@ ClusterSpec ProfileLibrary::cluster_from(JsonReader& r) const {
   c.intra_link = named_or_inline<LinkSpec>(intra, "link", traits_by_name(intra_traits),
                                            traits_reader(intra_traits));
   if (c.intra_topology == IntraTopology::torus2d) {
-    for (auto v : intra.integer_list("dims"))
+    for (auto v : intra.integer_list("dims", 1, limits::kMaxAcceleratorsPerNode))
       c.intra_dims.push_back(static_cast<int>(v));
     if (c.intra_dims.size() != 2 || c.intra_dims[0] * c.intra_dims[1] != c.accelerators_per_node) {
       intra.fail("dims", "torus2d dims must be two numbers whose product is accelerators_per_node");
@@ -427,14 +459,15 @@ ClusterSpec ProfileLibrary::cluster_from(JsonReader& r) const {
         parse_inter(inter->choice("topology", {"star", "fat_tree", "ring", "torus2d", "torus3d"}));
     c.inter_link = named_or_inline<LinkSpec>(*inter, "link", traits_by_name(inter_traits),
                                              traits_reader(inter_traits));
-    c.nics_per_node = static_cast<int>(inter->integer_or("nics_per_node", 1, 1));
+    c.nics_per_node =
+        static_cast<int>(inter->integer_or("nics_per_node", 1, 1, limits::kMaxNicsPerNode));
     if (c.inter_topology == InterTopology::torus2d || c.inter_topology == InterTopology::torus3d) {
-      for (auto v : inter->integer_list("dims"))
+      for (auto v : inter->integer_list("dims", 1, limits::kMaxAccelerators))
         c.inter_dims.push_back(static_cast<int>(v));
       const std::size_t want = c.inter_topology == InterTopology::torus2d ? 2 : 3;
-      int product = 1;
+      std::int64_t product = 1;
       for (int v : c.inter_dims)
-        product *= v;
+        product = std::min<std::int64_t>(product * v, limits::kMaxAccelerators + 1);
       if (c.inter_dims.size() != want || product != c.nodes) {
         inter->fail("dims", "torus dims must be " + std::to_string(want) +
                                 " numbers whose product is nodes (" + std::to_string(c.nodes) +
@@ -442,7 +475,8 @@ ClusterSpec ProfileLibrary::cluster_from(JsonReader& r) const {
       }
     }
     if (c.inter_topology == InterTopology::fat_tree) {
-      c.leaf_switch_ports = static_cast<int>(inter->integer_or("leaf_switch_ports", 1, 16));
+      c.leaf_switch_ports =
+          static_cast<int>(inter->integer_or("leaf_switch_ports", 1, 16, limits::kMaxSwitchPorts));
       c.oversubscription = inter->number_or("oversubscription", Bound::positive, 1.0);
     }
     inter->done();

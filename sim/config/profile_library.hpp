@@ -61,7 +61,8 @@ class ProfileLibrary {
                  const nlohmann::json& value);
 
  private:
-  void add(const std::string& origin, const std::string& text);
+  // `folder`: the kind folder the file was found in ("" for built-in profiles).
+  void add(const std::string& origin, const std::string& text, const std::string& folder);
 
   std::map<std::pair<std::string, std::string>, ProfileEntry> entries_;  // (kind, name)
 };

@@ -130,16 +130,14 @@ std::string accepted_units(Dimension d) {
   return "";
 }
 
-std::optional<double> parse_quantity(std::string_view text, Dimension d) {
+ParsedQuantity parse_quantity_detailed(std::string_view text, Dimension d) {
   text = trim(text);
   double value = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || !std::isfinite(value)) return std::nullopt;
+  // from_chars reports a number beyond double's range as result_out_of_range, past the number.
+  const bool too_large = ec == std::errc::result_out_of_range;
+  if ((ec != std::errc() && !too_large) || (!too_large && !std::isfinite(value))) return {};
   const std::string_view unit = trim(text.substr(static_cast<std::size_t>(end - text.data())));
-  if (unit.empty()) {
-    if (d == Dimension::dimensionless) return value;
-    return std::nullopt;
-  }
   std::optional<double> factor;
   switch (d) {
     case Dimension::bytes:
@@ -158,11 +156,17 @@ std::optional<double> parse_quantity(std::string_view text, Dimension d) {
       factor = match_unit(unit, kFlopRateUnits);
       break;
     case Dimension::dimensionless:
-      factor = match_unit(unit, kRatioUnits);
+      factor = unit.empty() ? std::optional<double>(1.0) : match_unit(unit, kRatioUnits);
       break;
   }
-  if (!factor) return std::nullopt;
-  return value * *factor;
+  if (!factor) return {};
+  const double si = value * *factor;
+  if (too_large || !std::isfinite(si)) return {std::nullopt, true};
+  return {si, false};
+}
+
+std::optional<double> parse_quantity(std::string_view text, Dimension d) {
+  return parse_quantity_detailed(text, d).value;
 }
 
 }  // namespace trainsim::sim

@@ -25,6 +25,16 @@ std::string accepted_units(Dimension d);
 // Parses "<number> <unit>" (space optional). Returns the value in SI base units, or nullopt when
 // the text is not a number followed by a unit of dimension `d`. A bare number is accepted only for
 // `dimensionless`: elsewhere give a JSON number to use SI base units.
+// The value is always finite: a number beyond double's range, before or after the unit's
+// factor ("1e999 GB", "1e300 EB/s"), is nullopt.
 std::optional<double> parse_quantity(std::string_view text, Dimension d);
+
+// The same, telling a quantity whose magnitude is out of range apart from text that is not a
+// quantity of `d` at all (for messages).
+struct ParsedQuantity {
+  std::optional<double> value;
+  bool out_of_range = false;  // a number and a unit of `d`, but not finite in SI base units
+};
+ParsedQuantity parse_quantity_detailed(std::string_view text, Dimension d);
 
 }  // namespace trainsim::sim

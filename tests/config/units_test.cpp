@@ -52,3 +52,13 @@ TEST_CASE("nearest_name: one typo rule for keys, profiles and models", "[config]
   CHECK(nearest_name("zzzzzzzz", {"gpt2", "vgg16"}).empty());
   CHECK(nearest_name("x", {}).empty());
 }
+
+TEST_CASE("a quantity beyond double's range, before or after its unit's factor, is refused") {
+  using trainsim::sim::parse_quantity_detailed;
+  CHECK_FALSE(parse_quantity("1e999 GB", Dimension::bytes));
+  CHECK_FALSE(parse_quantity("1e300 EB/s", Dimension::bytes_per_s));  // finite number, inf in B/s
+  CHECK(parse_quantity_detailed("1e300 EB/s", Dimension::bytes_per_s).out_of_range);
+  CHECK(parse_quantity_detailed("1e999 GB", Dimension::bytes).out_of_range);
+  CHECK_FALSE(parse_quantity_detailed("1e999 apples", Dimension::bytes).out_of_range);
+  CHECK(*parse_quantity("1e300 B/s", Dimension::bytes_per_s) == 1e300);
+}

@@ -1,0 +1,10 @@
+// libFuzzer entry point for trainsim::fuzz::set_paths (see fuzz_targets.hpp).
+#include <cstddef>
+#include <cstdint>
+
+#include "fuzz_targets.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  trainsim::fuzz::set_paths(std::string_view(reinterpret_cast<const char*>(data), size));
+  return 0;
+}

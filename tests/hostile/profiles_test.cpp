@@ -1,0 +1,111 @@
+// Hostile profile folders (--profile-dir) and `trainsim profiles`.
+#include "hostile/hostile_support.hpp"
+
+using trainsim::test::deep_array;
+
+namespace {
+
+const char* const kAccelerator = R"({
+  "kind": "accelerator", "name": "gpu",
+  "peak_flops": {"fp32": "10 TFLOP/s", "fp16": "100 TFLOP/s"},
+  "memory_bandwidth": "1 TB/s", "memory_capacity": "16 GiB",
+  "kernel_launch_overhead": "5 us", "compute_units": 80, "kernels": "nvidia-volta"
+})";
+
+std::string with(std::string text, const std::string& from, const std::string& to) {
+  const auto pos = text.find(from);
+  return pos == std::string::npos ? text : text.replace(pos, from.size(), to);
+}
+
+const char* const kHost = R"({"kind": "host", "name": "box", "cpu_cores": 8,
+  "memory_bandwidth": "100 GB/s", "memory_capacity": "256 GiB",
+  "storage_read_bandwidth": "2 GB/s"})";
+
+std::string cluster(const std::string& extra) {
+  return R"({"kind": "cluster", "name": "c", "nodes": 2,
+  "node": {"host": "dual-epyc-7742", "accelerator": "a100-sxm4-40gb", "accelerators_per_node": 8,
+           "intra": {"topology": "switched", "link": "nvlink3"}, "host_link": "pcie4-x16"},
+  "inter": {"topology": "star", "link": "ib-hdr")" +
+         extra + "}}";
+}
+
+}  // namespace
+
+HOSTILE("profile nested 100,000 deep", {"profiles", "show", "gpu", "--profile-dir", "@/"}, 2,
+        {"@/accelerators/gpu.json:1:", "nested deeper than the limit of 64 levels"},
+        {{"accelerators/gpu.json",
+          "{\"kind\": \"accelerator\", \"name\": \"gpu\", \"x\": " + deep_array(100000) + "}"}})
+HOSTILE("profile with a duplicate key", {"profiles", "show", "gpu", "--profile-dir", "@/"}, 2,
+        {"@/accelerators/gpu.json:", "key 'memory_capacity' appears twice"},
+        {{"accelerators/gpu.json",
+          with(kAccelerator, "\"memory_capacity\": \"16 GiB\",",
+               "\"memory_capacity\": \"16 GiB\", \"memory_capacity\": \"32 GiB\",")}})
+HOSTILE("profile description that is a number", {"profiles", "show", "gpu", "--profile-dir", "@/"},
+        2, {"@/accelerators/gpu.json: description: expected a string, got 5"},
+        {{"accelerators/gpu.json",
+          with(kAccelerator, "\"name\": \"gpu\",", "\"name\": \"gpu\", \"description\": 5,")}})
+HOSTILE("profile description that is an array (was a library error)",
+        {"profiles", "list", "--profile-dir", "@/"}, 2, {"description: expected a string, got []"},
+        {{"accelerators/gpu.json",
+          with(kAccelerator, "\"name\": \"gpu\",", "\"name\": \"gpu\", \"description\": [],")}})
+HOSTILE("profile in the wrong kind folder", {"profiles", "list", "--profile-dir", "@/"}, 2,
+        {"@/hosts/gpu.json: kind: a accelerator profile must be in the folder accelerators/"},
+        {{"hosts/gpu.json", kAccelerator}})
+HOSTILE("profile name differs from its file", {"profiles", "list", "--profile-dir", "@/"}, 2,
+        {"name: profile name \"gpu\" must equal the file name \"other\""},
+        {{"accelerators/other.json", kAccelerator}})
+HOSTILE("profile number out of range", {"profiles", "list", "--profile-dir", "@/"}, 2,
+        {"@/accelerators/gpu.json:", "compute_units: number 5e500 is out of range"},
+        {{"accelerators/gpu.json", with(kAccelerator, "80", "5e500")}})
+HOSTILE("profile folder as a profile file", {"profiles", "list", "--profile-dir", "@/"}, 2,
+        {"@/accelerators/gpu.json: is not a regular file"},
+        {{"accelerators/gpu.json/inner.txt", "x"}})
+HOSTILE("files outside the kind folders are not read",
+        {"profiles", "show", "gpu", "--profile-dir", "@/"}, 0, {"100 TFLOP/s"},
+        {{"accelerators/gpu.json", kAccelerator},
+         {"scenario.json", "{\"not\": \"a profile\"}"},
+         {"notes/readme.json", "not even JSON"}})
+HOSTILE("host with 1e9 cores", {"profiles", "list", "--profile-dir", "@/"}, 2,
+        {"@/hosts/box.json: cpu_cores: value 1000000000 is above the limit of 65536"},
+        {{"hosts/box.json", with(kHost, "\"cpu_cores\": 8", "\"cpu_cores\": 1e9")}})
+HOSTILE("host with 0 cores", {"profiles", "list", "--profile-dir", "@/"}, 2,
+        {"cpu_cores: value 0 must be at least 1"},
+        {{"hosts/box.json", with(kHost, "\"cpu_cores\": 8", "\"cpu_cores\": 0")}})
+HOSTILE("cluster of 1e9 nodes", {"profiles", "list", "--profile-dir", "@/"}, 2,
+        {"@/clusters/c.json: nodes: value 1000000000 is above the limit of 262144"},
+        {{"clusters/c.json", with(cluster(""), "\"nodes\": 2", "\"nodes\": 1000000000")}})
+HOSTILE("cluster with 5000 accelerators per node", {"profiles", "list", "--profile-dir", "@/"}, 2,
+        {"node.accelerators_per_node: value 5000 is above the limit of 1024"},
+        {{"clusters/c.json",
+          with(cluster(""), "\"accelerators_per_node\": 8", "\"accelerators_per_node\": 5000")}})
+HOSTILE("cluster whose torus dims overflow an int", {"profiles", "list", "--profile-dir", "@/"}, 2,
+        {"inter.dims: torus dims must be 3 numbers whose product is nodes (2)"},
+        {{"clusters/c.json",
+          with(cluster(", \"dims\": [200000, 200000, 200000]"), "\"star\"", "\"torus3d\"")}})
+HOSTILE("cluster with 1e6 NICs per node", {"profiles", "list", "--profile-dir", "@/"}, 2,
+        {"inter.nics_per_node: value 1000000 is above the limit of 1024"},
+        {{"clusters/c.json", cluster(", \"nics_per_node\": 1000000")}})
+HOSTILE("cluster naming a missing link", {"profiles", "list", "--profile-dir", "@/"}, 2,
+        {"@/clusters/c.json: inter.link: unknown link profile \"ib-hdx\""},
+        {{"clusters/c.json", with(cluster(""), "ib-hdr", "ib-hdx")}})
+HOSTILE("link with a negative latency", {"profiles", "list", "--profile-dir", "@/"}, 2,
+        {"latency: value \"-1 us\" must not be negative"},
+        {{"links/l.json",
+          R"({"kind": "link", "name": "l", "bandwidth": "1 GB/s", "latency": "-1 us"})"}})
+HOSTILE("link of 0 bandwidth", {"profiles", "list", "--profile-dir", "@/"}, 2,
+        {"bandwidth: value \"0 GB/s\" must be positive"},
+        {{"links/l.json",
+          R"({"kind": "link", "name": "l", "bandwidth": "0 GB/s", "latency": "1 us"})"}})
+HOSTILE("empty profile file", {"profiles", "list", "--profile-dir", "@/"}, 2,
+        {"@/links/l.json:1:1: malformed JSON"}, {{"links/l.json", ""}})
+HOSTILE("unknown profile kind", {"profiles", "list", "--profile-dir", "@/"}, 2,
+        {"kind: value \"switch\" is not one of accelerator|kernels|framework|host|link|cluster"},
+        {{"links/l.json", R"({"kind": "switch", "name": "l"})"}})
+HOSTILE("profiles show an unknown name", {"profiles", "show", "a100-sxm4-40g"}, 2,
+        {"unknown profile \"a100-sxm4-40g\" (did you mean 'a100-sxm4-40gb'?)"})
+HOSTILE("profiles show without a name", {"profiles", "show"}, 2, {"profiles show"})
+HOSTILE("profiles with an unknown action", {"profiles", "delete"}, 2, {"delete"})
+HOSTILE("profiles list with a profile dir of /dev/null",
+        {"profiles", "list", "--profile-dir", "/dev/null"}, 2,
+        {"--profile-dir /dev/null: is a file, not a folder of profiles"})
+HOSTILE("profiles list works", {"profiles", "list"}, 0, {"a100-sxm4-40gb", "dgx-a100"})
