@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string_view>
 
 #include "sim/hw/kernel_model.hpp"
 
@@ -118,10 +119,39 @@ void layer_launches(const Scenario& s, const Layer& l, Pass pass, double batch,
     cast.bytes = static_cast<double>(l.params) * 6 / l.param_tensors;  // read fp32, write 16-bit
     out.push_back({"weight cast", cast.cls, sim::kernel_time_s(acc, cast), host, l.param_tensors});
   }
-  const auto& specs = pass == Pass::forward ? l.fwd_kernels : l.bwd_kernels;
-  for (const KernelSpec& k : specs) {
+  // Autocast runs its float32-list ops in fp32 (paper: PyTorch docs, 'Automatic Mixed Precision
+  // package - torch.amp', 'CUDA Ops that can autocast to float32': softmax, log_softmax,
+  // layer_norm, group_norm, norm, the losses, ...; TensorFlow's mixed precision keeps them in
+  // fp32 too): they read and write fp32 activations, the 16-bit input is cast up before
+  // softmax, and the fp32 output is cast back down where a 16-bit GEMM consumes it (one cast
+  // kernel each way, read one width and write the other; backward casts the gradients the same
+  // way). Batch norm (cuDNN takes 16-bit data with fp32 statistics) is not on the list.
+  const bool fp32_list_ops = s.precision != sim::Dtype::fp32 && s.precision != sim::Dtype::tf32 &&
+                             s.framework.mixed_precision == sim::MixedPrecision::autocast;
+  const auto autocast_cast = [&](const KernelSpec& k, double elements) {
+    sim::Kernel cast;
+    cast.cls = sim::KernelClass::elementwise;
+    cast.dtype = sim::Dtype::fp32;
+    cast.bytes = elements * batch * (4 + sim::dtype_bytes(storage_dtype(s)));
+    if (fuse && out.size() > first) {  // folded into the producer like any pointwise op
+      cast.bytes /= 3;
+      out.back().device_s += sim::kernel_body_s(acc, cast) / out.back().count;
+      return;
+    }
+    out.push_back({"autocast cast", cast.cls, sim::kernel_time_s(acc, cast), host, k.repeat});
+  };
+  const auto specs_of = pass == Pass::forward ? &l.fwd_kernels : &l.bwd_kernels;
+  for (const KernelSpec& k : *specs_of) {
     if (!wanted(k, s.fused_attention)) continue;
-    sim::Kernel kernel = instantiate(k, batch, storage_dtype(s));
+    const bool in_fp32 = fp32_list_ops && k.cls != sim::KernelClass::gemm &&
+                         (k.cls == sim::KernelClass::softmax ||
+                          (k.cls == sim::KernelClass::normalization &&
+                           std::string_view(k.what).find("bn ") == std::string_view::npos &&
+                           std::string_view(k.what).find("batch") == std::string_view::npos));
+    // Half of a pointwise kernel's traffic is its output (one read, one write per element).
+    const double out_elements = k.act_elements / 2;
+    if (in_fp32 && k.cls == sim::KernelClass::softmax) autocast_cast(k, out_elements);
+    sim::Kernel kernel = instantiate(k, batch, in_fp32 ? sim::Dtype::fp32 : storage_dtype(s));
     kernel.dtype = compute_dtype(s, k.cls);
     if (fuse && k.cls == sim::KernelClass::elementwise && out.size() > first) {
       // Fused into its producer: no launch, no gap; only the extra operand is read (a third of
@@ -131,6 +161,7 @@ void layer_launches(const Scenario& s, const Layer& l, Pass pass, double batch,
       continue;
     }
     out.push_back({k.what, k.cls, sim::kernel_time_s(acc, kernel), host, k.repeat});
+    if (in_fp32) autocast_cast(k, out_elements);
   }
   if (casts && pass == Pass::backward) {
     sim::Kernel cast;

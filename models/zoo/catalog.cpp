@@ -190,11 +190,16 @@ const std::vector<Entry>& entries() {
        make_ncf},
       {"tacotron2",
        "Tacotron 2 (DeepLearningExamples PyTorch SpeechSynthesis/Tacotron2); text_len characters "
-       "and mel_frames frames per utterance (LJSpeech means)",
-       // estimate: LJSpeech-1.1's means (its README: 1,308,678 characters over 13,100 clips, 100
-       // per clip; mean clip 6.57 s, i.e. 6.57 s x 22050 Hz / 256 hop = 566 mel frames). Padded
-       // batches run to the longest utterance of the batch, so set these to it.
-       {{"text_len", 100}, {"mel_frames", 566}, {"n_symbols", 148}, {"n_mel_channels", 80}},
+       "and mel_frames frames per utterance as the padded batch runs them (LJSpeech's longest)",
+       // A training batch is padded to its longest utterance (DeepLearningExamples
+       // tacotron2/data_function.py TextMelCollate pads text and mels to the batch maximum), and
+       // the decoder loop runs that many steps. datasheet: LJSpeech-1.1 README
+       // (keithito.com/LJ-Speech-Dataset): longest clip 10.10 s, i.e. 10.10 s x 22050 Hz / 256
+       // hop = 870 mel frames; a batch of 64 or more random clips almost always holds one near
+       // it. estimate: its transcript at the mean rate of 1,308,678 characters per 23.9 h
+       // (100 characters per 6.57 s clip), 154 characters. (Per utterance on average: 100
+       // characters and 566 frames; throughput tables count those real frames.)
+       {{"text_len", 154}, {"mel_frames", 870}, {"n_symbols", 148}, {"n_mel_channels", 80}},
        make_tacotron2},
       {"waveglow",
        "WaveGlow (DeepLearningExamples PyTorch SpeechSynthesis/Tacotron2 waveglow, training "

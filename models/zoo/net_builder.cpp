@@ -192,7 +192,17 @@ void NetBuilder::add_costs(double fwd_flops, double fwd_macs, double bwd_input_f
                            double bwd_weight_flops, std::int64_t params, int param_tensors) {
   Layer& l = open();
   l.param_tensors += param_tensors;
-  // Inside repeat(): the work recurs every iteration, the parameters exist once.
+  // Inside repeat(): the work recurs every iteration, the parameters exist once. A weight used in
+  // every iteration gets one gradient per use, and autograd sums them as they arrive: one add
+  // per parameter tensor and iteration (paper: pytorch/pytorch torch/csrc/autograd/
+  // input_buffer.cpp, InputBuffer::add accumulates a second gradient of the same input with an
+  // out-of-place add), reading two fp32 gradients and writing one.
+  if (repeat_ > 1 && params > 0 && param_tensors > 0) {
+    KernelSpec acc = mem_spec("grad accumulate", KernelClass::elementwise, 0,
+                              3.0 * static_cast<double>(params) / param_tensors);
+    acc.repeat = param_tensors;
+    bwd(acc);
+  }
   fwd_flops *= repeat_;
   fwd_macs *= repeat_;
   bwd_input_flops *= repeat_;
