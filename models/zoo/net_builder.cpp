@@ -242,8 +242,17 @@ Tensor NetBuilder::conv2d(const Tensor& in, const Conv2d& s) {
   const KernelClass cls = c_in / s.groups <= kDepthwiseMaxChannelsPerGroup && s.groups > 1
                               ? KernelClass::depthwise_conv
                               : KernelClass::conv;
-  fwd(gemm_spec("conv fwd", cls, 2 * macs, in.elements() + out_elems, weights,
-                {out_pos, c_out_g, c_in_g * rs, g}, BatchDim::m));
+  // cuDNN's Winograd algorithms take 3x3 stride-1 ungrouped filters (forward, data- and
+  // weight-gradient alike: WINOGRAD and WINOGRAD_NONFUSED in cudnnConvolution*Algo_t).
+  const bool winograd =
+      s.groups == 1 && s.kernel_h == 3 && s.kernel_w == 3 && s.stride_h == 1 && s.stride_w == 1;
+  const auto conv_spec = [&](const char* what, double act, sim::GemmShape shape, BatchDim bd) {
+    KernelSpec k = gemm_spec(what, cls, 2 * macs, act, weights, shape, bd);
+    k.winograd_eligible = winograd;
+    return k;
+  };
+  fwd(conv_spec("conv fwd", in.elements() + out_elems, {out_pos, c_out_g, c_in_g * rs, g},
+                BatchDim::m));
   if (s.bias) {
     fwd(mem_spec("conv bias", KernelClass::elementwise, 2 * out_elems,
                  static_cast<double>(s.out_channels), 0, out_elems));
@@ -254,11 +263,11 @@ Tensor NetBuilder::conv2d(const Tensor& in, const Conv2d& s) {
                  static_cast<double>(s.out_channels), 0, out_elems));
   }
   if (needs_grad(in)) {
-    bwd(gemm_spec("conv dgrad", cls, 2 * macs, out_elems + in.elements(), weights,
-                  {in_pos, c_in_g, c_out_g * rs, g}, BatchDim::m));
+    bwd(conv_spec("conv dgrad", out_elems + in.elements(), {in_pos, c_in_g, c_out_g * rs, g},
+                  BatchDim::m));
   }
-  bwd(gemm_spec("conv wgrad", cls, 2 * macs, in.elements() + out_elems, weights,
-                {c_out_g, c_in_g * rs, out_pos, g}, BatchDim::k));
+  bwd(conv_spec("conv wgrad", in.elements() + out_elems, {c_out_g, c_in_g * rs, out_pos, g},
+                BatchDim::k));
   save(in);
   return out;
 }

@@ -58,11 +58,12 @@ enum class AttentionForm { any, unfused_only, fused_only };
 struct KernelSpec {
   const char* what = "";  // static label, e.g. "conv fwd", "conv dgrad", "bn bwd"
   sim::KernelClass cls = sim::KernelClass::elementwise;
-  double flops = 0;           // per sample
-  double act_elements = 0;    // activation elements read + written, per sample
-  double param_elements = 0;  // parameter elements read + written (independent of the batch)
-  double raw_bytes = 0;       // per sample, independent of the dtype
-  sim::GemmShape gemm;        // compute classes: the GEMM view, per sample along batch_dim
+  double flops = 0;                // per sample
+  double act_elements = 0;         // activation elements read + written, per sample
+  double param_elements = 0;       // parameter elements read + written (independent of the batch)
+  bool winograd_eligible = false;  // a 3x3 stride-1 ungrouped convolution (sim::Kernel's flag)
+  double raw_bytes = 0;            // per sample, independent of the dtype
+  sim::GemmShape gemm;             // compute classes: the GEMM view, per sample along batch_dim
   BatchDim batch_dim = BatchDim::none;
   int repeat = 1;  // launched this many times in a row (e.g. one recurrent cell per time step);
                    // flops and bytes above are for one launch

@@ -128,6 +128,12 @@ KernelEfficiency read_kernels(JsonReader& r) {
   k.half_tile_throughput = tile.number("half_tile_throughput", Bound::unit_interval);
   tile.done();
   k.k_half = r.number("k_half", Bound::non_negative);
+  if (auto wino = r.optional_object("winograd_gain")) {
+    for (Dtype d : kAllDtypes)
+      k.winograd_gain[static_cast<std::size_t>(d)] =
+          wino->number_or(dtype_name(d), Bound::positive, 0.0);
+    wino->done();
+  }
   JsonReader compute = r.object("compute");
   for (int c = 0; c < kKernelClassCount; ++c) {
     const auto cls = static_cast<KernelClass>(c);

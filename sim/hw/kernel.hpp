@@ -48,6 +48,9 @@ struct Kernel {
   double flops = 0;           // multiply-add = 2 FLOPs
   double bytes = 0;           // DRAM bytes read + written
   GemmShape gemm;             // compute classes only
+  // A 3x3, stride-1, ungrouped convolution: cuDNN may run it with Winograd's minimal filtering
+  // algorithm, which needs fewer multiplications (KernelEfficiency::winograd_gain).
+  bool winograd_eligible = false;
 };
 
 }  // namespace trainsim::sim

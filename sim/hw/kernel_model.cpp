@@ -82,7 +82,9 @@ double kernel_body_s(const AcceleratorSpec& a, const Kernel& k) {
       // Split-K partial sums are written and read back once in fp32.
       if (t.split > 1) bytes += 2 * (t.split - 1) * k.gemm.m * k.gemm.n * k.gemm.batch * 4;
     }
-    compute_s = k.flops / (*peak * eff * std::max(tiling, 1e-6));
+    const double gain =
+        k.winograd_eligible ? a.kernels.winograd_gain[static_cast<std::size_t>(k.dtype)] : 0.0;
+    compute_s = k.flops / (gain > 1 ? gain : 1.0) / (*peak * eff * std::max(tiling, 1e-6));
   }
   const double memory_s =
       bytes > 0 ? bytes / (a.memory_bw_bytes_per_s * memory_efficiency(a, k.cls)) : 0.0;

@@ -28,6 +28,11 @@ struct KernelEfficiency {
   double tile_n = 128;
   double half_tile_throughput = 1;  // a tile of half the area runs at this fraction of the rate
   double k_half = 0;                // K at which a GEMM's main loop reaches half its efficiency
+  // Per dtype: how many times fewer multiplications the library's Winograd convolutions need
+  // for 3x3 stride-1 filters, net of their transforms (Lavin and Gray, 'Fast Algorithms for
+  // Convolutional Neural Networks', arXiv:1509.09308: F(2x2,3x3) needs 2.25x fewer, F(4x4,3x3)
+  // 4x fewer); 0 where the profile gives none (no Winograd path: implicit GEMM).
+  std::array<double, kDtypeCount> winograd_gain{};
 
   // The efficiency for (class, dtype): the given value, else bf16 <-> fp16 share one (same tensor
   // cores, same libraries), else 0 (no path).
