@@ -91,6 +91,7 @@ nlohmann::json step_report_json(const models::StepReport& r) {
         {"bubble", b.bubble_s},
         {"optimizer", b.optimizer_s}}},
       {"comm_time_s", r.comm_time_s},
+      {"comm_interference_s", r.comm_interference_s},
       {"collective_model", r.collective_model},
       {"gradient_bytes", r.gradient_bytes},
       {"buckets", r.buckets},
@@ -111,6 +112,7 @@ nlohmann::json step_report_json(const models::StepReport& r) {
       {"echo_speedup", r.echo_speedup},
       {"upstream_batch_s", r.upstream_batch_s},
       {"h2d_batch_s", r.h2d_batch_s},
+      {"h2d_copy_s", r.h2d_copy_s},
       {"sim",
        {{"events", r.events},
         {"wall_s", r.wall_s},
@@ -152,7 +154,12 @@ void print_step_report_text(std::ostream& os, const models::StepReport& r) {
      << " samples/s  (global batch " << r.global_batch << ")\n\n"
      << "  breakdown per step (steady state):\n"
      << "    compute            " << std::setw(12) << format_seconds(b.compute_s) << "  "
-     << pct(b.compute_s) << "\n"
+     << pct(b.compute_s)
+     << (r.comm_interference_s > 0
+             ? "  (" + format_seconds(r.comm_interference_s) +
+                   " of it lost to overlapping collectives)"
+             : std::string())
+     << "\n"
      << "    recompute          " << std::setw(12) << format_seconds(b.recompute_s) << "  "
      << pct(b.recompute_s) << "\n"
      << "    host (framework)   " << std::setw(12) << format_seconds(b.host_s) << "  "

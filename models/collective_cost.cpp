@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "models/kernel_plan.hpp"
 #include "sim/collectives/algorithms.hpp"
@@ -126,7 +127,7 @@ CollectiveCoster::CollectiveCoster(const Scenario& s, int ranks) : s_(s), ranks_
   }
 }
 
-double CollectiveCoster::priced(double bytes, bool sparse) {
+CollectiveCoster::Priced CollectiveCoster::priced(double bytes, bool sparse) {
   namespace col = sim::collectives;
   col::CollectiveSpec spec;
   spec.op = col::Op::allreduce;
@@ -135,30 +136,52 @@ double CollectiveCoster::priced(double bytes, bool sparse) {
              : col::parse_algorithm(s_.comm.algorithm, "communication.algorithm");
   spec.bytes = bytes;
   spec.density = s_.comm.density;
-  spec.dtype = gradient_dtype(s_);
+  spec.dtype = gradient_dtype();
   spec.ranks = ranks_;
   // The step charges the top-k selection as compute before the exchange (topk_selection_s).
   spec.include_selection = false;
   const col::CollectiveResult r = col::run_collective(s_.cluster, spec);
   events_ += r.events;
-  return r.time_s;
+  return {r.time_s, r.channels};
+}
+
+const CollectiveCoster::Priced& CollectiveCoster::dense(double bytes) {
+  auto [it, fresh] = dense_memo_.try_emplace(bytes);
+  if (!fresh) return it->second;
+  if (flow_level_) {
+    it->second = priced(bytes, false);
+  } else {
+    std::vector<int> members(static_cast<std::size_t>(ranks_));
+    for (int r = 0; r < ranks_; ++r)
+      members[static_cast<std::size_t>(r)] = r;
+    it->second = {allreduce_time_s(s_.cluster, s_.comm, ranks_, bytes),
+                  sim::collectives::channel_count(
+                      s_.cluster, sim::collectives::make_rank_map(s_.cluster, members))};
+  }
+  return it->second;
+}
+
+sim::Dtype CollectiveCoster::gradient_dtype() const {
+  return models::gradient_dtype(s_);
 }
 
 double CollectiveCoster::dense_allreduce_s(double bytes) {
   if (ranks_ <= 1 || bytes <= 0) return 0;
-  if (!flow_level_) return allreduce_time_s(s_.cluster, s_.comm, ranks_, bytes);
-  auto [it, fresh] = dense_memo_.try_emplace(bytes, 0.0);
-  if (fresh) it->second = priced(bytes, false);
-  return it->second;
+  return dense(bytes).time_s;
+}
+
+int CollectiveCoster::dense_allreduce_channels(double bytes) {
+  if (ranks_ <= 1 || bytes <= 0) return 0;
+  return dense(bytes).channels;
 }
 
 double CollectiveCoster::sparse_allreduce_s(double elements) {
   if (ranks_ <= 1 || elements <= 0) return 0;
-  const int value_bytes = static_cast<int>(sim::dtype_bytes(gradient_dtype(s_)));
+  const int value_bytes = static_cast<int>(sim::dtype_bytes(gradient_dtype()));
   if (!flow_level_)
     return sparse_allreduce_time_s(s_.cluster, s_.comm, ranks_, elements, value_bytes);
   auto [it, fresh] = sparse_memo_.try_emplace(elements, 0.0);
-  if (fresh) it->second = priced(elements * value_bytes, true);
+  if (fresh) it->second = priced(elements * value_bytes, true).time_s;
   return it->second;
 }
 

@@ -43,23 +43,34 @@ class CollectiveCoster {
 
   // Dense allreduce of one gradient bucket of `bytes`.
   double dense_allreduce_s(double bytes);
+  // Channels (thread blocks, one per SM) the collective library runs that allreduce with: the
+  // run's own count (sim/collectives channel_count), 1 without a library.
+  int dense_allreduce_channels(double bytes);
   // Top-k / gTop-k exchange of `elements` gradients: the messages, merges and scatter-adds; the
   // selection is compute the step charges before it (with sim/collectives/kernels.hpp's costs).
   double sparse_allreduce_s(double elements);
+
+  // The gradients' dtype as the collectives carry them (the framework's mixed-precision mode).
+  sim::Dtype gradient_dtype() const;
 
   // "flow-level", "flow-level (phase-aggregated)" or "alpha-beta (communication.model)".
   const std::string& model_name() const { return model_name_; }
   std::uint64_t events() const { return events_; }
 
  private:
-  double priced(double bytes, bool sparse);
+  struct Priced {
+    double time_s = 0;
+    int channels = 1;
+  };
+  Priced priced(double bytes, bool sparse);
+  const Priced& dense(double bytes);
 
   const Scenario& s_;
   int ranks_;
   bool flow_level_ = true;
   std::string model_name_;
   std::uint64_t events_ = 0;
-  std::map<double, double> dense_memo_;
+  std::map<double, Priced> dense_memo_;
   std::map<double, double> sparse_memo_;
 };
 

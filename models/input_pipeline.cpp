@@ -22,11 +22,15 @@ UpstreamStages upstream_stages(const Scenario& s, double batch, double replicas_
   return u;
 }
 
+double h2d_batch_bytes(const Scenario& s, double batch) {
+  const double elements = s.model.input_bytes_per_sample() / dtype_bytes(s.model.input_dtype);
+  return batch * elements * dtype_bytes(s.input.input_dtype);
+}
+
 double h2d_batch_s(const Scenario& s, double batch) {
   if (!s.input.enabled) return 0;
-  const double elements = s.model.input_bytes_per_sample() / dtype_bytes(s.model.input_dtype);
-  const double bytes = batch * elements * dtype_bytes(s.input.input_dtype);
-  return s.cluster.host_link.latency_s + bytes / s.cluster.host_link.bw_bytes_per_s;
+  return s.cluster.host_link.latency_s +
+         h2d_batch_bytes(s, batch) / s.cluster.host_link.bw_bytes_per_s;
 }
 
 }  // namespace trainsim::models

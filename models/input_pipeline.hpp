@@ -23,5 +23,7 @@ UpstreamStages upstream_stages(const Scenario& s, double batch, double replicas_
 
 // Host-to-device copy of `batch` samples in the scenario's input dtype. Zero without input.
 double h2d_batch_s(const Scenario& s, double batch);
+// The bytes of that copy (input_dtype elements of `batch` samples).
+double h2d_batch_bytes(const Scenario& s, double batch);
 
 }  // namespace trainsim::models

@@ -325,6 +325,7 @@ Scenario load_scenario(nlohmann::json doc, const std::string& file,
     s.comm.bucket_bytes =
         c->quantity_or("bucket_size", sim::Dimension::bytes, sim::Bound::positive, 25e6);
     s.comm.overlap = c->boolean_or("overlap", true);
+    s.comm.contention = c->boolean_or("contention", true);
     s.comm.compression = c->choice_or("compression", {"none", "topk", "gtopk"}, "none");
     s.comm.density = c->number_or("density", sim::Bound::unit_interval, 0.001);
     c->done();

@@ -46,6 +46,9 @@ struct CommSpec {
   CommModel model = CommModel::flow_level;  // "communication.model": "flow" | "alpha_beta"
   double bucket_bytes = 25e6;               // PyTorch DDP's default bucket
   bool overlap = true;
+  // "communication.contention": the step's collectives take SMs and DRAM bandwidth from the
+  // compute they overlap (models/training_step.cpp); false: they run beside it for free.
+  bool contention = true;
   std::string compression = "none";  // none | topk | gtopk
   double density = 0.001;
 };

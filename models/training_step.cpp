@@ -11,6 +11,8 @@
 
 #include <array>
 #include <deque>
+#include <map>
+#include <memory>
 #include <string_view>
 
 #include "models/collective_cost.hpp"
@@ -19,10 +21,15 @@
 #include "models/parallel/pipeline_sim.hpp"
 #include "models/steady_state.hpp"
 #include "sim/collectives/kernels.hpp"
+#include "sim/collectives/process.hpp"
 #include "sim/config/limits.hpp"
 #include "sim/core/engine.hpp"
 #include "sim/hw/device_stream.hpp"
+#include "sim/hw/kernel.hpp"
 #include "sim/hw/stream.hpp"
+#include "sim/net/cluster_layout.hpp"
+#include "sim/net/cluster_topology.hpp"
+#include "sim/net/flow_network.hpp"
 
 namespace trainsim::models {
 
@@ -114,6 +121,18 @@ StepLaunches plan_launches(const Scenario& s) {
   return p;
 }
 
+// Where the step's traffic runs on a network of its own engine (so that it contends): without
+// peer-to-peer, intra-node collective messages are staged through host memory over the host
+// links the input batches' host-to-device copies also use. Restricted to collectives within the
+// replica's node (ranks <= accelerators per node), priced flow-level, with contention on; every
+// other case prices each collective standalone (CollectiveCoster), which costs one run per
+// distinct bucket size instead of one per bucket per step.
+bool uses_step_network(const Scenario& s) {
+  return s.comm.contention && s.comm.model == CommModel::flow_level && !s.cluster.p2p &&
+         !s.inference && s.comm.compression == "none" && s.data_parallel > 1 &&
+         s.data_parallel <= s.cluster.accelerators_per_node;
+}
+
 class ReplicaSim {
  public:
   ReplicaSim(const Scenario& s, sim::TraceRecorder* trace)
@@ -134,12 +153,25 @@ class ReplicaSim {
     stages_ = upstream_stages(s, s.batch_per_replica,
                               std::min(s.cluster.accelerators_per_node, s.data_parallel));
     h2d_s_ = h2d_batch_s(s, s.batch_per_replica);
+    if (uses_step_network(s)) {
+      // The replica's node as a network of the step's own engine: its collectives' staged
+      // messages and its host-to-device copies are flows on the same host links.
+      node_cluster_ = s.cluster;
+      node_cluster_.nodes = 1;
+      layout_ = std::make_unique<sim::ClusterLayout>(node_cluster_);
+      topology_ =
+          std::make_unique<sim::ClusterTopology>(sim::build_cluster_topology(node_cluster_));
+      net_ = std::make_unique<sim::FlowNetwork>(engine_, topology_->topology);
+      h2d_bytes_ = h2d_batch_bytes(s, s.batch_per_replica);
+    }
     if (trace_ != nullptr) {
       // One replica is simulated; the others are identical, so its tracks stand for all.
       compute_track_ = trace_->track("replica 0 / gpu0", "compute");
       compute_.trace_to(*trace_, compute_track_);
-      comm_.trace_to(*trace_, trace_->track("replica 0 / gpu0", "comm (gradient collectives)"));
-      h2d_.trace_to(*trace_, trace_->track("replica 0 / gpu0", "h2d copy"));
+      comm_track_ = trace_->track("replica 0 / gpu0", "comm (gradient collectives)");
+      comm_.trace_to(*trace_, comm_track_);
+      h2d_track_ = trace_->track("replica 0 / gpu0", "h2d copy");
+      h2d_.trace_to(*trace_, h2d_track_);
       host_.trace_to(*trace_, trace_->track("replica 0 / host0", "framework thread (launches)"));
       workers_.trace_to(*trace_, trace_->track("replica 0 / host0", "input workers"));
       link_track_ = trace_->track("links", ring_path_name(s.cluster, ranks_) + " (collectives)");
@@ -166,6 +198,9 @@ class ReplicaSim {
     r.breakdown.input_stall_s = diff(kIdleInput);
     r.breakdown.exposed_comm_s = diff(kIdleComm);
     r.comm_time_s = (comm_end_s_ - comm_start_s_) / measured;
+    r.comm_interference_s = (interference_end_s_ - interference_start_s_) / measured;
+    const double copies = h2d_copies_end_ - h2d_copies_start_;
+    r.h2d_copy_s = net_ && copies > 0 ? (h2d_busy_end_s_ - h2d_busy_start_s_) / copies : h2d_s_;
     r.gradient_bytes = s_.inference ? 0 : static_cast<double>(s_.model.params()) * grad_bytes_;
     r.buckets = buckets_per_step_;
     r.kernels_per_step = static_cast<double>(kernels_end_ - kernels_start_) / measured;
@@ -176,7 +211,8 @@ class ReplicaSim {
     r.fresh_sample_fraction = 1.0 / r.echo_factor;
     // Engine events plus those of the flow-level collective runs that priced the buckets.
     r.events = engine_.stats().events_executed + collectives_.events();
-    r.collective_model = collectives_.model_name();
+    r.collective_model =
+        net_ && ranks_ > 1 ? "flow-level (in-step network of the node)" : collectives_.model_name();
     r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
     return r;
   }
@@ -201,12 +237,13 @@ class ReplicaSim {
       device_s = std::max(l.count * l.device_s, rest * l.host_s + l.device_s);
     }
     // Host items finish in submission order, so each launch takes the oldest pending kernel.
-    pending_.push_back({dur(device_s), category, label, gate, std::move(on_done)});
+    pending_.push_back(
+        {dur(device_s), category, label, gate, std::move(on_done), !sim::is_compute_class(l.cls)});
     host_.submit(dur(l.host_s), host_label, "launch", [this] {
       Pending p = std::move(pending_.front());
       pending_.pop_front();
       compute_.enqueue(p.duration, p.category, p.label, trace_category(p.category),
-                       std::move(p.on_done), p.gate);
+                       std::move(p.on_done), p.gate, p.memory_bound);
     });
     if (l.count > 1) host_.submit(dur((l.count - 1) * l.host_s), {}, {}, {});
   }
@@ -244,23 +281,53 @@ class ReplicaSim {
       producing_ = false;
       for (int i = 0; i < s_.input.echo_factor; ++i) {
         ++copying_;
-        h2d_.submit(dur(h2d_s_),
-                    trace_ != nullptr ? (i == 0 ? "h2d batch" : "h2d echoed batch") : "", "h2d",
-                    [this] {
-                      --copying_;
-                      ++ready_batches_;
-                      if (host_waiting_input_) {
-                        host_waiting_input_ = false;
-                        if (trace_ != nullptr && engine_.now() > wait_start_) {
-                          trace_->span(host_track(), "waiting for an input batch", "stall",
-                                       wait_start_, engine_.now());
-                        }
-                        host_micro();
-                      }
-                    });
+        if (net_) {
+          ++h2d_waiting_;
+          start_copy();
+        } else {
+          h2d_.submit(dur(h2d_s_),
+                      trace_ != nullptr ? (i == 0 ? "h2d batch" : "h2d echoed batch") : "", "h2d",
+                      [this] { batch_copied(); });
+        }
       }
       produce();
     });
+  }
+
+  void batch_copied() {
+    --copying_;
+    ++ready_batches_;
+    if (host_waiting_input_) {
+      host_waiting_input_ = false;
+      if (trace_ != nullptr && engine_.now() > wait_start_) {
+        trace_->span(host_track(), "waiting for an input batch", "stall", wait_start_,
+                     engine_.now());
+      }
+      host_micro();
+    }
+  }
+
+  // On the step's network: one copy at a time per replica (the copy stream), and every replica
+  // of the node copies its batch at the same time as this one (they are identical), each over
+  // its own accelerator's host link, which the staged collective messages also cross.
+  void start_copy() {
+    if (h2d_flows_left_ > 0 || h2d_waiting_ == 0) return;
+    --h2d_waiting_;
+    h2d_start_ = engine_.now();
+    const int local = std::max(1, std::min(ranks_, s_.cluster.accelerators_per_node));
+    h2d_flows_left_ = local;
+    for (int r = 0; r < local; ++r) {
+      net_->start_flow(layout_->route(layout_->host(0), layout_->accelerator(r)), h2d_bytes_,
+                       [this] {
+                         if (--h2d_flows_left_ > 0) return;
+                         h2d_busy_s_ += (engine_.now() - h2d_start_).seconds();
+                         ++h2d_copies_;
+                         if (trace_ != nullptr)
+                           trace_->span(h2d_track_, "h2d batch", "h2d", h2d_start_, engine_.now());
+                         batch_copied();
+                         start_copy();
+                       });
+    }
   }
   sim::TraceRecorder::TrackId host_track() const { return compute_track_; }
 
@@ -414,18 +481,24 @@ class ReplicaSim {
                       engine_.now());
     }
     const auto totals = compute_.totals();
-    const double comm_busy = comm_.busy_time().seconds();
+    const double comm_busy = net_ ? comm_busy_s_ : comm_.busy_time().seconds();
     const double host_busy = host_.busy_time().seconds();
     if (static_cast<int>(step_end_.size()) == s_.warmup_steps) {
       start_totals_ = totals;
       comm_start_s_ = comm_busy;
       host_start_s_ = host_busy;
+      interference_start_s_ = compute_.interference();
+      h2d_busy_start_s_ = h2d_busy_s_;
+      h2d_copies_start_ = h2d_copies_;
       kernels_start_ = compute_.items();
     }
     if (static_cast<int>(step_end_.size()) == s_.steps) {
       end_totals_ = totals;
       comm_end_s_ = comm_busy;
       host_end_s_ = host_busy;
+      interference_end_s_ = compute_.interference();
+      h2d_busy_end_s_ = h2d_busy_s_;
+      h2d_copies_end_ = h2d_copies_;
       kernels_end_ = compute_.items();
     }
     if (host_waits_step_end_) {
@@ -447,9 +520,87 @@ class ReplicaSim {
                                  ? std::string()
                                  : s_.comm.algorithm + " allreduce " + format_mb(bytes) + " x " +
                                        std::to_string(ranks_) + " ranks";
-    trace_link(t, what);
     comm_gate_.add();
+    if (net_) {
+      comm_queue_.push_back(bytes);
+      start_collective();
+      return;
+    }
+    trace_link(t, what);
+    const Time start = comm_.busy_until() > engine_.now() ? comm_.busy_until() : engine_.now();
+    if (s_.comm.contention) share_device(bytes, start, t);
     comm_.submit(dur(t), what, "comm", [this] { comm_gate_.done(); });
+  }
+
+  // On the step's network the comm stream runs one bucket's CollectiveProcess at a time (NCCL
+  // kernels on one stream run in order); its duration comes out of the flows it shares.
+  void start_collective() {
+    if (collective_running_ || comm_queue_.empty()) return;
+    const double bytes = comm_queue_.front();
+    comm_queue_.pop_front();
+    auto [it, fresh] = plans_.try_emplace(bytes);
+    if (fresh) {
+      sim::collectives::CollectiveSpec spec;
+      spec.op = sim::collectives::Op::allreduce;
+      spec.algorithm =
+          sim::collectives::parse_algorithm(s_.comm.algorithm, "communication.algorithm");
+      spec.bytes = bytes;
+      spec.dtype = collectives_.gradient_dtype();
+      spec.ranks = ranks_;
+      it->second = sim::collectives::plan_collective(node_cluster_, spec);
+    }
+    // Processes finished before the one that just completed (whose callback may be running) are
+    // no longer referenced by the engine.
+    while (processes_.size() > 1 && processes_.front()->finished())
+      processes_.pop_front();
+    collective_running_ = true;
+    // The device share is declared at the start for the standalone run's duration (the
+    // contended one is known only at the end).
+    if (s_.comm.contention)
+      share_device(bytes, engine_.now(), collectives_.dense_allreduce_s(bytes));
+    processes_.push_back(std::make_unique<sim::collectives::CollectiveProcess>(
+        engine_, *net_, *layout_, it->second));
+    sim::collectives::CollectiveProcess* p = processes_.back().get();
+    p->start([this, p, bytes] {
+      collective_running_ = false;
+      comm_busy_s_ += p->duration_s();
+      if (trace_ != nullptr) {
+        const std::string what = s_.comm.algorithm + " allreduce " + format_mb(bytes) + " x " +
+                                 std::to_string(ranks_) + " ranks";
+        trace_->span(comm_track_, keep(what), "comm", p->start_time(), p->finish_time());
+        trace_->span(link_track_, keep(what), "link", p->start_time(), p->finish_time());
+      }
+      comm_gate_.done();
+      start_collective();
+    });
+  }
+
+  // The allreduce's kernel shares the device with the compute it overlaps. NCCL launches one
+  // thread block per channel (NVIDIA/nccl src/enqueue.cc, ncclLaunchKernel: `dim3 grid =
+  // {(unsigned)nChannels, 1, 1}`; the NCCL docs' NCCL_MIN_CTAS / NCCL_MAX_CTAS bound the same
+  // count), and a block holds its SM for the whole collective, so compute kernels run on
+  // compute_units - channels SMs. Its reductions stream (P-1)/P of the bucket through DRAM per rank
+  // (read 2, write 1, as sim/collectives/kernels.hpp prices them) over the collective's duration;
+  // memory-bound kernels get the rest of the bandwidth. Whether a kernel is compute- or
+  // memory-bound is its class (sim::is_compute_class), the kernel-time model's own split.
+  void share_device(double bytes, Time start, double seconds) {
+    if (seconds <= 0) return;
+    const sim::AcceleratorSpec& acc = s_.cluster.accelerator;
+    const int units = std::max(1, acc.compute_units);
+    // At least one SM is left to compute (a profile with more channels than SMs).
+    const int blocks = std::min(collectives_.dense_allreduce_channels(bytes), units - 1);
+    const double compute_slowdown =
+        units > 1 ? static_cast<double>(units) / (units - std::max(0, blocks)) : 1.0;
+    const sim::collectives::KernelCosts kc{acc, s_.cluster.host, sim::Dtype::fp32, true};
+    const double reduced = (ranks_ - 1.0) / ranks_ * bytes;
+    const double dram_bytes_per_s = kc.reduction(reduced).bytes / seconds;
+    // estimate: at most 90% of DRAM to the reduction, so memory-bound kernels keep progressing
+    // (the fused reduction's flow cap, sim/collectives/algorithms.cpp, keeps it below the
+    // accelerator's achieved memory rate anyway).
+    const double memory_share = acc.memory_bw_bytes_per_s > 0
+                                    ? std::min(0.9, dram_bytes_per_s / acc.memory_bw_bytes_per_s)
+                                    : 0.0;
+    compute_.share(start, start + dur(seconds), compute_slowdown, memory_share);
   }
 
   void sparse_exchange() {
@@ -474,6 +625,28 @@ class ReplicaSim {
   sim::Gate comm_gate_;
   CollectiveCoster collectives_;
   StepLaunches launches_;
+  // The step's own network (uses_step_network): null where collectives are priced standalone.
+  sim::ClusterSpec node_cluster_;
+  std::unique_ptr<sim::ClusterLayout> layout_;
+  std::unique_ptr<sim::ClusterTopology> topology_;
+  std::unique_ptr<sim::FlowNetwork> net_;
+  std::map<double, sim::collectives::Plan> plans_;  // per bucket size
+  std::deque<std::unique_ptr<sim::collectives::CollectiveProcess>> processes_;
+  std::deque<double> comm_queue_;  // buckets waiting for the comm stream
+  bool collective_running_ = false;
+  double comm_busy_s_ = 0;
+  double h2d_bytes_ = 0;
+  int h2d_waiting_ = 0;
+  int h2d_flows_left_ = 0;
+  Time h2d_start_ = Time::zero();
+  double h2d_busy_s_ = 0;
+  double h2d_copies_ = 0;
+  double h2d_busy_start_s_ = 0;
+  double h2d_busy_end_s_ = 0;
+  double h2d_copies_start_ = 0;
+  double h2d_copies_end_ = 0;
+  sim::TraceRecorder::TrackId comm_track_ = 0;
+  sim::TraceRecorder::TrackId h2d_track_ = 0;
   std::deque<std::string> labels_;
   struct Pending {
     Time duration;
@@ -481,6 +654,7 @@ class ReplicaSim {
     std::string_view label;
     sim::Gate* gate;
     sim::DeviceStream::Done on_done;
+    bool memory_bound;
   };
   std::deque<Pending> pending_;  // launched by the host, not yet handed to the device
   sim::TraceRecorder::TrackId compute_track_ = 0;
@@ -505,6 +679,8 @@ class ReplicaSim {
   double comm_end_s_ = 0;
   double host_start_s_ = 0;
   double host_end_s_ = 0;
+  double interference_start_s_ = 0;
+  double interference_end_s_ = 0;
   std::uint64_t kernels_start_ = 0;
   std::uint64_t kernels_end_ = 0;
   std::vector<double> step_end_;
@@ -601,6 +777,7 @@ StepReport run_replica(const Scenario& s, sim::TraceRecorder* trace) {
   extend(r.breakdown.bubble_s, rb.breakdown.bubble_s);
   extend(r.breakdown.optimizer_s, rb.breakdown.optimizer_s);
   extend(r.comm_time_s, rb.comm_time_s);
+  extend(r.comm_interference_s, rb.comm_interference_s);
   extend(r.kernels_per_step, rb.kernels_per_step);
   extend(r.host_busy_s, rb.host_busy_s);
   r.events += rb.events;

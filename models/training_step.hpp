@@ -54,7 +54,10 @@ struct StepReport {
   Breakdown breakdown;
   std::string collective_model;  // what priced the collectives (flow-level or alpha-beta)
   double comm_time_s = 0;        // communication stream busy time per step
-  double gradient_bytes = 0;     // per step per replica
+  // Seconds of compute lost per step to overlapping collectives (their kernels' SMs and DRAM
+  // traffic); already inside breakdown.compute_s / recompute_s, not an extra part of the step.
+  double comm_interference_s = 0;
+  double gradient_bytes = 0;  // per step per replica
   int buckets = 0;
   std::string framework;
   double kernels_per_step = 0;  // device kernels (and copies) launched per step per replica
@@ -65,6 +68,9 @@ struct StepReport {
   double echo_speedup = 1;      // step time with echo factor 1 / step time with this factor
   double upstream_batch_s = 0;  // host time to produce one fresh batch (0 without a pipeline)
   double h2d_batch_s = 0;       // host-to-device copy of one batch (0 without a pipeline)
+  // The copies as they ran: mean seconds per batch copy in the measured steps, slower than
+  // h2d_batch_s where they share the host link with staged collectives (in-step network).
+  double h2d_copy_s = 0;
   std::uint64_t events = 0;
   double wall_s = 0;
   // Micro-steps per step actually simulated: fewer than grad_accum when a long accumulation was

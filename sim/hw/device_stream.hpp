@@ -5,6 +5,15 @@
 // instant of the stream's life is accounted to a category: busy time to the item's category,
 // idle time to the reason it idles (its head item's gate, or the empty queue's cause set by the
 // owner, e.g. "the host has not launched anything yet"). So the parts of a step add up exactly.
+//
+// Kernels of another stream that run on the same device at the same time (a collective's kernel:
+// NCCL runs one thread block per channel, each on its own SM, streaming its reductions through
+// DRAM) take part of the device: the owner declares each such interval with share(), and an item
+// starting while one is on is stretched for the part of it that overlaps: a compute-bound item
+// runs on the SMs left (slowdown compute_units / (compute_units - blocks)), a memory-bound one on
+// the DRAM bandwidth left (slowdown 1 / (1 - memory share)). The stretch is fixed when the item
+// starts, from the intervals declared by then (a collective queued later does not slow an item
+// already running), and is accounted to the item's own category; interference() sums it.
 
 #include <array>
 #include <cstdint>
@@ -58,8 +67,17 @@ class DeviceStream {
 
   // Runs `duration` of work accounted to `category` after everything enqueued before it, once
   // `gate` (if any) is open; `on_done` fires at its end. `label` is recorded in the trace.
+  // `memory_bound`: the item is limited by DRAM bandwidth, not by the SMs (how share() slows it).
   void enqueue(Time duration, int category, std::string_view label, std::string_view trace_category,
-               Done on_done, Gate* gate = nullptr);
+               Done on_done, Gate* gate = nullptr, bool memory_bound = false);
+
+  // Another stream's kernel occupies part of the device from `from` to `until` (intervals declared
+  // in time order; one starting before the previous ends starts at its end): compute-bound items
+  // run `compute_slowdown` (>= 1) times slower during it, memory-bound ones 1 / (1 - memory_share)
+  // (memory_share in [0, 1)) slower.
+  void share(Time from, Time until, double compute_slowdown, double memory_share);
+  // Seconds items were stretched by share() so far (included in their categories' totals).
+  double interference() const { return interference_s_; }
 
   // What an idle stream with an empty queue is waiting for, from now on (e.g. the host is blocked
   // on the input queue rather than dispatching).
@@ -80,8 +98,18 @@ class DeviceStream {
     std::string_view trace_category;
     Done on_done;
     Gate* gate;
+    bool memory_bound;
+  };
+  struct Share {
+    Time from;
+    Time until;
+    double compute_slowdown;
+    double memory_slowdown;
   };
   friend class Gate;
+
+  // The duration of `work` (at full device speed) starting at `start` under the declared shares.
+  Time stretched(Time start, Time work, bool memory_bound);
 
   void pump();
   void finish();
@@ -97,6 +125,8 @@ class DeviceStream {
   int empty_cause_;
   std::array<double, kMaxCategories> totals_{};
   std::uint64_t items_ = 0;
+  std::deque<Share> shares_;  // declared, not yet over at the last item start
+  double interference_s_ = 0;
 };
 
 inline void Gate::done() {
@@ -130,10 +160,51 @@ inline void DeviceStream::set_empty_queue_cause(int cause) {
 }
 
 inline void DeviceStream::enqueue(Time duration, int category, std::string_view label,
-                                  std::string_view trace_category, Done on_done, Gate* gate) {
+                                  std::string_view trace_category, Done on_done, Gate* gate,
+                                  bool memory_bound) {
   if (!running_ && queue_.empty()) close_idle(engine_.now());
-  queue_.push_back({duration, category, label, trace_category, std::move(on_done), gate});
+  queue_.push_back(
+      {duration, category, label, trace_category, std::move(on_done), gate, memory_bound});
   pump();
+}
+
+inline void DeviceStream::share(Time from, Time until, double compute_slowdown,
+                                double memory_share) {
+  // An interval declared from an estimate may reach past the next one's start: the later one
+  // begins where the earlier ends.
+  if (!shares_.empty() && from < shares_.back().until) from = shares_.back().until;
+  if (until <= from) return;
+  shares_.push_back({from, until, compute_slowdown, 1 / (1 - memory_share)});
+}
+
+inline Time DeviceStream::stretched(Time start, Time work, bool memory_bound) {
+  while (!shares_.empty() && shares_.front().until <= start)
+    shares_.pop_front();
+  if (shares_.empty() || work <= Time::zero() || shares_.front().from >= start + work) return work;
+  // Walk the shares in time order: full speed between them, slowed inside them. Only
+  // differences of times are scaled, so the result does not depend on where in time the item
+  // runs (bit-identical when a whole run shifts).
+  Time left = work;
+  Time t = start;
+  for (const Share& sh : shares_) {
+    if (sh.from > t) {
+      if (left <= sh.from - t) break;
+      left -= sh.from - t;
+      t = sh.from;
+    }
+    const double slowdown = memory_bound ? sh.memory_slowdown : sh.compute_slowdown;
+    const Time span = sh.until - t;
+    const Time needed = Time::from_seconds(left.seconds() * slowdown);
+    if (needed <= span) {
+      t += needed;
+      left = Time::zero();
+      break;
+    }
+    left -= Time::from_seconds(span.seconds() / slowdown);
+    t = sh.until;
+  }
+  const Time d = t + left - start;
+  return d > work ? d : work;
 }
 
 inline void DeviceStream::pump() {
@@ -151,6 +222,9 @@ inline void DeviceStream::pump() {
   close_idle(now);
   running_ = true;
   ++items_;
+  const Time d = stretched(now, head.duration, head.memory_bound);
+  interference_s_ += (d - head.duration).seconds();
+  head.duration = d;
   if (trace_ != nullptr && !head.label.empty())
     trace_->span(track_, head.label, head.trace_category, now, now + head.duration);
   engine_.after(head.duration, [this] { finish(); });
