@@ -155,10 +155,9 @@ void print_step_report_text(std::ostream& os, const models::StepReport& r) {
      << "  breakdown per step (steady state):\n"
      << "    compute            " << std::setw(12) << format_seconds(b.compute_s) << "  "
      << pct(b.compute_s)
-     << (r.comm_interference_s > 0
-             ? "  (" + format_seconds(r.comm_interference_s) +
-                   " of it lost to overlapping collectives)"
-             : std::string())
+     << (r.comm_interference_s > 0 ? "  (" + format_seconds(r.comm_interference_s) +
+                                         " of it lost to overlapping collectives)"
+                                   : std::string())
      << "\n"
      << "    recompute          " << std::setw(12) << format_seconds(b.recompute_s) << "  "
      << pct(b.recompute_s) << "\n"
