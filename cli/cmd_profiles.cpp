@@ -153,7 +153,8 @@ int run_profiles(const Args& args, CommandIo& io) {
     for (const sim::ProfileEntry* e : lib.list()) {
       if (e->kind != kind) {
         kind = e->kind;
-        io.out << (kind == "accelerator" ? "" : "\n") << kind << "s:\n";
+        io.out << (kind == "accelerator" ? "" : "\n") << (kind == "kernels" ? kind : kind + "s")
+               << ":\n";
       }
       io.out << "  " << std::left << std::setw(26) << e->name << e->description << "\n";
     }

@@ -162,8 +162,12 @@ void print_step_report_text(std::ostream& os, const models::StepReport& r) {
      << "    recompute          " << std::setw(12) << format_seconds(b.recompute_s) << "  "
      << pct(b.recompute_s) << "\n"
      << "    host (framework)   " << std::setw(12) << format_seconds(b.host_s) << "  "
-     << pct(b.host_s) << "  (host thread busy " << format_seconds(r.host_busy_s) << " launching "
-     << format_number(r.kernels_per_step, 5) << " kernels per step)\n"
+     << pct(b.host_s)
+     << (r.stages.empty() ? "  (host thread busy " + format_seconds(r.host_busy_s) + " launching " +
+                                format_number(r.kernels_per_step, 5) + " kernels per step)"
+                          : std::string("  (pipelines: host dispatch is inside each stage's "
+                                        "compute)"))
+     << "\n"
      << "    exposed comm       " << std::setw(12) << format_seconds(b.exposed_comm_s) << "  "
      << pct(b.exposed_comm_s) << "  (of " << format_seconds(r.comm_time_s) << " communication in "
      << r.buckets << " buckets, " << format_bytes(r.gradient_bytes) << " of gradients"
