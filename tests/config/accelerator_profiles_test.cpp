@@ -166,15 +166,17 @@ TEST_CASE("the README states the number of built-in profiles of each kind") {
   REQUIRE(in);
   std::stringstream text;
   text << in.rdbuf();
-  // "`trainsim profiles list` lists every built-in profile (N accelerators, N hosts, N links,
-  // N clusters)"
+  // "`trainsim profiles list` lists every built-in profile (N accelerators, N kernel profiles,
+  // N frameworks, N hosts, N links, N clusters)"
   const std::regex sentence(
-      R"(lists every built-in profile \((\d+) accelerators, (\d+) hosts, (\d+) links,\s+(\d+) clusters)");
+      R"(lists every built-in profile \((\d+) accelerators, (\d+) kernel profiles,\s+(\d+) frameworks, (\d+) hosts, (\d+) links,\s+(\d+) clusters)");
   std::smatch m;
   const std::string readme = text.str();
   REQUIRE(std::regex_search(readme, m, sentence));
   CHECK(std::stoi(m[1].str()) == count_of_kind("accelerator"));
-  CHECK(std::stoi(m[2].str()) == count_of_kind("host"));
-  CHECK(std::stoi(m[3].str()) == count_of_kind("link"));
-  CHECK(std::stoi(m[4].str()) == count_of_kind("cluster"));
+  CHECK(std::stoi(m[2].str()) == count_of_kind("kernels"));
+  CHECK(std::stoi(m[3].str()) == count_of_kind("framework"));
+  CHECK(std::stoi(m[4].str()) == count_of_kind("host"));
+  CHECK(std::stoi(m[5].str()) == count_of_kind("link"));
+  CHECK(std::stoi(m[6].str()) == count_of_kind("cluster"));
 }
