@@ -39,6 +39,30 @@ InterTopology parse_inter(const std::string& s) {
   return InterTopology::torus3d;
 }
 
+// The value at a dotted path ("compute.gemm.fp32"; list items by index), or nullptr.
+const nlohmann::json* value_at(const nlohmann::json& doc, const std::string& path) {
+  const nlohmann::json* node = &doc;
+  std::size_t start = 0;
+  while (true) {
+    const auto dot = path.find('.', start);
+    const std::string key =
+        path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    if (node->is_object()) {
+      const auto it = node->find(key);
+      if (it == node->end()) return nullptr;
+      node = &*it;
+    } else if (node->is_array() && !key.empty() &&
+               key.find_first_not_of("0123456789") == std::string::npos && key.size() < 9 &&
+               std::stoul(key) < node->size()) {
+      node = &(*node)[std::stoul(key)];
+    } else {
+      return nullptr;
+    }
+    if (dot == std::string::npos) return node;
+    start = dot + 1;
+  }
+}
+
 // Profile names inside a cluster object (path relative to the cluster) and the kind each names.
 struct ProfileReference {
   const char* path;
@@ -326,7 +350,16 @@ void ProfileLibrary::add(const std::string& origin, const std::string& text,
   if (name != stem)
     r.fail("name", "profile name \"" + name + "\" must equal the file name \"" + stem + "\"");
   const std::string description = r.string_or("description", "");
-  ProfileEntry e{kind, name, description, origin, std::move(j)};
+  ProfileEntry e{kind, name, description, origin, std::move(j), parse_provenance(text)};
+  if (const auto shadowed = entries_.find({kind, name}); shadowed != entries_.end()) {
+    for (ProvenanceLeaf& leaf : e.provenance.leaves) {
+      const Provenance* before = shadowed->second.provenance.find(leaf.path);
+      if (leaf.provenance.kind != ProvenanceKind::unsourced || before == nullptr) continue;
+      const nlohmann::json* now = value_at(e.json, leaf.path);
+      const nlohmann::json* then = value_at(shadowed->second.json, leaf.path);
+      if (now != nullptr && then != nullptr && *now == *then) leaf.provenance = *before;
+    }
+  }
   entries_.insert_or_assign({kind, name}, std::move(e));
 }
 

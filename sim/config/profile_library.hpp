@@ -15,6 +15,7 @@
 
 #include "sim/config/embedded_file.hpp"
 #include "sim/config/json_reader.hpp"
+#include "sim/config/provenance.hpp"
 #include "sim/hw/specs.hpp"
 
 namespace trainsim::sim {
@@ -25,6 +26,11 @@ struct ProfileEntry {
   std::string description;
   std::string origin;  // file path, or hw_profiles/<path> for embedded ones
   nlohmann::json json;
+  // The source of every number and quantity, read from the file's comments at load time
+  // (sim/config/provenance.hpp). A value with no source of its own in a profile that shadows one
+  // of the same kind and name keeps the shadowed profile's source while the value is the same
+  // (so a profile written by `calibrate --out` keeps the sources of the values it did not fit).
+  ProfileProvenance provenance;
 };
 
 class ProfileLibrary {
