@@ -106,7 +106,7 @@ void lex(std::string_view text, std::vector<Token>& tokens, std::vector<Comment>
         ++j;
       if (j == i) ++j;  // a stray character: one token, so the loop always advances
       t.type = (c == '-' || std::isdigit(static_cast<unsigned char>(c)) != 0) ? Tok::number
-                                                                               : Tok::literal;
+                                                                              : Tok::literal;
       t.text = text.substr(i, j - i);
       i = j;
     }
@@ -314,7 +314,7 @@ ProfileProvenance parse_provenance(std::string_view text) {
   parser.parse();
   const std::vector<Node>& nodes = parser.nodes;
 
-  std::map<std::string, std::size_t> node_at;       // path -> index in nodes
+  std::map<std::string, std::size_t> node_at;        // path -> index in nodes
   std::map<std::size_t, std::size_t> node_of_token;  // key token -> index in nodes
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     node_at.emplace(nodes[i].path, i);
@@ -380,8 +380,7 @@ ProfileProvenance parse_provenance(std::string_view text) {
       Provenance p;
       p.kind = ProvenanceKind::calibrated;
       p.table = table;
-      p.citation =
-          table + " (`" + command + "`): " + std::string(trim(split->second));
+      p.citation = table + " (`" + command + "`): " + std::string(trim(split->second));
       sources[split->first].header = std::move(p);
     }
   }
