@@ -352,12 +352,15 @@ void ProfileLibrary::add(const std::string& origin, const std::string& text,
   const std::string description = r.string_or("description", "");
   ProfileEntry e{kind, name, description, origin, std::move(j), parse_provenance(text)};
   if (const auto shadowed = entries_.find({kind, name}); shadowed != entries_.end()) {
+    std::map<std::string, const Provenance*> sources;
+    for (const ProvenanceLeaf& leaf : shadowed->second.provenance.leaves)
+      sources.emplace(leaf.path, &leaf.provenance);
     for (ProvenanceLeaf& leaf : e.provenance.leaves) {
-      const Provenance* before = shadowed->second.provenance.find(leaf.path);
-      if (leaf.provenance.kind != ProvenanceKind::unsourced || before == nullptr) continue;
+      const auto before = sources.find(leaf.path);
+      if (leaf.provenance.kind != ProvenanceKind::unsourced || before == sources.end()) continue;
       const nlohmann::json* now = value_at(e.json, leaf.path);
       const nlohmann::json* then = value_at(shadowed->second.json, leaf.path);
-      if (now != nullptr && then != nullptr && *now == *then) leaf.provenance = *before;
+      if (now != nullptr && then != nullptr && *now == *then) leaf.provenance = *before->second;
     }
   }
   entries_.insert_or_assign({kind, name}, std::move(e));

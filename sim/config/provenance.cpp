@@ -316,10 +316,21 @@ ProfileProvenance parse_provenance(std::string_view text) {
 
   std::map<std::string, std::size_t> node_at;        // path -> index in nodes
   std::map<std::size_t, std::size_t> node_of_token;  // key token -> index in nodes
+  std::map<std::size_t, std::vector<std::size_t>>
+      ending_on;                                   // line -> nodes whose values end there
+  std::map<std::size_t, std::size_t> last_key_on;  // line -> its last key
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     node_at.emplace(nodes[i].path, i);
     node_of_token.emplace(nodes[i].key_token, i);
+    ending_on[nodes[i].end_line].push_back(i);
+    last_key_on[nodes[i].key_line] = i;
   }
+  struct Targets {
+    std::vector<std::size_t> nodes;
+    std::string base;
+    bool sourced = false;
+  };
+  std::map<std::size_t, Targets> targets_of_line;
   std::map<std::string, Sources> sources;
   ProfileProvenance out;
 
@@ -390,30 +401,37 @@ ProfileProvenance parse_provenance(std::string_view text) {
     if (c.continuation) continue;
     if (c.inline_comment) {
       // The keys whose values end on this line, outermost first; else the key on this line.
-      std::vector<std::size_t> targets;
-      for (std::size_t n = 0; n < nodes.size(); ++n) {
-        if (nodes[n].end_line != c.line) continue;
-        const auto parent = node_at.find(nodes[n].parent);
-        if (parent != node_at.end() && nodes[parent->second].end_line == c.line) continue;
-        targets.push_back(n);
-      }
       // PATH lines are relative to the object the comment is in: the targets' parent, or the
-      // object that opens on this line.
-      std::string base = targets.empty() ? "" : nodes[targets.front()].parent;
-      if (targets.empty()) {
-        for (std::size_t n = 0; n < nodes.size(); ++n) {
-          if (nodes[n].key_line == c.line) targets.assign(1, n);
+      // object that opens on this line. Found once per line (a line may hold many /* */).
+      auto found = targets_of_line.find(c.line);
+      if (found == targets_of_line.end()) {
+        Targets t;
+        if (const auto ending = ending_on.find(c.line); ending != ending_on.end()) {
+          for (std::size_t n : ending->second) {
+            const auto parent = node_at.find(nodes[n].parent);
+            if (parent != node_at.end() && nodes[parent->second].end_line == c.line) continue;
+            t.nodes.push_back(n);
+          }
         }
-        if (targets.empty()) continue;
-        base = nodes[targets.front()].path;
+        if (!t.nodes.empty()) {
+          t.base = nodes[t.nodes.front()].parent;
+        } else if (const auto keyed = last_key_on.find(c.line); keyed != last_key_on.end()) {
+          t.nodes.push_back(keyed->second);
+          t.base = nodes[keyed->second].path;
+        }
+        found = targets_of_line.emplace(c.line, std::move(t)).first;
       }
+      Targets& t = found->second;
+      if (t.nodes.empty()) continue;
       if (auto source = parse_source(c.text)) {
-        for (std::size_t n : targets) {
+        if (t.sourced) continue;  // the first source on a line counts
+        t.sourced = true;
+        for (std::size_t n : t.nodes) {
           auto& slot = sources[nodes[n].path].inline_comment;
           if (!slot) slot = *source;
         }
       } else {
-        apply_path_line(c, base);
+        apply_path_line(c, t.base);
       }
       continue;
     }
