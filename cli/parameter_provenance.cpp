@@ -26,23 +26,6 @@ constexpr Reference kReferences[] = {{"cluster", "cluster"},
                                      {"cluster.inter.link", "link"},
                                      {"framework", "framework"}};
 
-// The value at a dotted path through objects, or nullptr.
-nlohmann::json* value_at(nlohmann::json& doc, const std::string& path) {
-  nlohmann::json* node = &doc;
-  std::size_t start = 0;
-  while (true) {
-    const auto dot = path.find('.', start);
-    const std::string key =
-        path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
-    if (!node->is_object()) return nullptr;
-    const auto it = node->find(key);
-    if (it == node->end()) return nullptr;
-    node = &*it;
-    if (dot == std::string::npos) return node;
-    start = dot + 1;
-  }
-}
-
 // The entries of a kernels profile the step's kernels are priced with (sim/hw/kernel_model.hpp):
 // the tile and main-loop terms, the compute efficiency of each compute class in its dtype, the
 // memory efficiency of each class run (compute classes use copy's).
@@ -126,7 +109,7 @@ ResultProvenance result_provenance(nlohmann::json doc, sim::JsonSource source,
   ResultProvenance out;
   std::set<std::string> counted;  // a profile named twice (one link as two) counts once
   for (const Reference& ref : kReferences) {
-    nlohmann::json* node = value_at(doc, ref.path);
+    nlohmann::json* node = sim::value_at_path(doc, ref.path);
     if (node == nullptr) continue;
     if (node->is_string()) {  // a profile name no override reached inside: expand it as they do
       const sim::ProfileEntry& e =
@@ -150,7 +133,8 @@ ResultProvenance result_provenance(nlohmann::json doc, sim::JsonSource source,
       if (kernels && !used.contains(leaf.path)) continue;
       // A value a --set replaced is the user's.
       const std::string path = std::string(ref.path) + "." + leaf.path;
-      if (value_at(doc, path) == nullptr || source.origin_of(path) != origin->second) continue;
+      if (sim::value_at_path(doc, path) == nullptr || source.origin_of(path) != origin->second)
+        continue;
       out.parameters.push_back({profile, leaf.path, leaf.provenance});
     }
   }

@@ -51,7 +51,6 @@ double optimizer_state_bytes_per_param(const Scenario& s);
 struct KernelUse {
   sim::KernelClass cls = sim::KernelClass::elementwise;
   sim::Dtype dtype = sim::Dtype::fp32;
-  friend bool operator==(const KernelUse&, const KernelUse&) = default;
 };
 
 // The kernel classes a step of `s` runs, each once, in class order: its layers' launches in both

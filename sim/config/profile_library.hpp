@@ -73,6 +73,10 @@ class ProfileLibrary {
   std::map<std::pair<std::string, std::string>, ProfileEntry> entries_;  // (kind, name)
 };
 
+// The value at a dotted JSON path ("compute.gemm.fp32"; list items by index), or nullptr.
+const nlohmann::json* value_at_path(const nlohmann::json& doc, const std::string& path);
+nlohmann::json* value_at_path(nlohmann::json& doc, const std::string& path);
+
 // An accelerator profile; its "kernels" (a kernels profile name, or an inline object) is looked up
 // in `library`.
 AcceleratorSpec read_accelerator(JsonReader& r, const ProfileLibrary& library);
