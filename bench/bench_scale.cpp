@@ -2,8 +2,8 @@
 // number of accelerators, 8 to 65,536: ResNet-50 (the built-in demo scenario) on DGX H100 nodes
 // joined by an NDR fat tree, data x pipeline parallel, collectives priced flow-level at every size
 // (message level up to 256 ranks, phase-aggregated beyond). Each device count runs in a forked
-// child so its peak RSS is its own. Replicas are identical and simulated once (DESIGN.md section
-// 4), so the cost should stay flat; the last column is the growth relative to 8 devices, to compare
+// child so its peak RSS is its own. Replicas are identical and simulated once, so the
+// cost should stay flat; the last column is the growth relative to 8 devices, to compare
 // with the device ratio (linear growth would equal it). A benchmark, never a timed test.
 //
 // usage: bench_scale [--pipeline K] [--reps N]

@@ -1,5 +1,8 @@
-// trainsim profiles list | show NAME: the hardware profiles, built in and from --profile-dir.
+// trainsim profiles list | show NAME: the hardware profiles, built in and from --profile-dir;
+// `show` ends with the source of every value.
 
+#include <algorithm>
+#include <array>
 #include <iomanip>
 #include <ostream>
 #include <sstream>
@@ -124,6 +127,32 @@ void show_cluster(std::ostream& os, const sim::ClusterSpec& c) {
   show_accelerator(os, c.accelerator);
 }
 
+// Every number of the profile with the kind and text of its source (sim/config/provenance.hpp),
+// and how many are estimates.
+void show_sources(std::ostream& os, const sim::ProfileProvenance& p) {
+  if (p.leaves.empty()) return;
+  std::size_t width = 0;
+  std::array<int, sim::kProvenanceKindCount> counts{};
+  for (const sim::ProvenanceLeaf& l : p.leaves) {
+    width = std::max(width, l.path.size());
+    ++counts[static_cast<std::size_t>(l.provenance.kind)];
+  }
+  os << "  sources:\n";
+  for (const sim::ProvenanceLeaf& l : p.leaves) {
+    os << "    " << std::left << std::setw(static_cast<int>(width)) << l.path << "  "
+       << std::setw(10) << sim::provenance_kind_name(l.provenance.kind) << std::right;
+    if (!l.provenance.citation.empty()) os << "  " << l.provenance.citation;
+    os << "\n";
+  }
+  const auto n = [&](sim::ProvenanceKind k) { return counts[static_cast<std::size_t>(k)]; };
+  using K = sim::ProvenanceKind;
+  os << "  " << n(K::estimate) << " of " << p.leaves.size() << " values are estimates ("
+     << n(K::calibrated) << " calibrated, " << n(K::datasheet) + n(K::paper) + n(K::measured)
+     << " from datasheets, papers or measurements";
+  if (n(K::unsourced) > 0) os << ", " << n(K::unsourced) << " with no source";
+  os << ")\n";
+}
+
 }  // namespace
 
 int run_profiles(const Args& args, CommandIo& io) {
@@ -178,6 +207,7 @@ int run_profiles(const Args& args, CommandIo& io) {
   }
   if (e.kind == "link") show_link(out, lib.link(e.name, e.origin));
   if (e.kind == "cluster") show_cluster(out, lib.cluster(e.name, e.origin));
+  show_sources(out, e.provenance);
   io.out << out.str();
   return 0;
 }

@@ -1,10 +1,12 @@
 // trainsim simulate [SCENARIO] [--set PATH=VALUE]... [--format text|json|csv] [--trace FILE]
+// The report ends with how many of the profile values behind the result are estimates.
 
 #include <fstream>
 #include <ostream>
 
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
+#include "cli/parameter_provenance.hpp"
 #include "cli/profiles_source.hpp"
 #include "cli/run_checks.hpp"
 #include "cli/scenario_source.hpp"
@@ -56,11 +58,21 @@ int run_simulate(const Args& args, CommandIo& io) {
     trace_out.close();
     if (!trace_out) throw UsageError("--trace " + trace_file, "writing the trace failed");
   }
+  // The profile values behind the result and their sources (cli/parameter_provenance.hpp).
+  sim::JsonSource source;
+  nlohmann::json doc = resolved_scenario_doc(scenario_file, sets, profiles, source);
+  const ResultProvenance provenance =
+      result_provenance(std::move(doc), std::move(source), profiles, scenario);
   if (format == "json") {
-    io.out << step_report_json(report).dump(2) << "\n";
+    nlohmann::json j = step_report_json(report);
+    j["provenance"] = provenance_json(provenance);
+    io.out << j.dump(2) << "\n";
   } else if (format == "csv") {
     std::vector<std::pair<std::string, std::string>> cols;
     flatten_json(step_report_json(report), "", cols);
+    cols.emplace_back("provenance.parameters", std::to_string(provenance.parameters.size()));
+    cols.emplace_back("provenance.estimates",
+                      std::to_string(provenance.count(sim::ProvenanceKind::estimate)));
     for (std::size_t i = 0; i < cols.size(); ++i)
       io.out << (i ? "," : "") << cols[i].first;
     io.out << "\n";
@@ -69,6 +81,7 @@ int run_simulate(const Args& args, CommandIo& io) {
     io.out << "\n";
   } else {
     print_step_report_text(io.out, report);
+    io.out << "\n  " << provenance_line(provenance) << "\n";
   }
   return 0;
 }

@@ -20,11 +20,12 @@ std::string scenario_label(const std::string& file, const std::vector<std::strin
   return label;
 }
 
-models::Scenario load_scenario_source(const std::string& file,
-                                      const std::vector<std::string>& overrides,
-                                      const sim::ProfileLibrary& profiles) {
+namespace {
+
+// The scenario file's document (the built-in default when `file` is empty) and its label.
+nlohmann::json scenario_doc(const std::string& file, std::string& label) {
   nlohmann::json doc;
-  std::string label = file;
+  label = file;
   if (file.empty()) {
     label = std::string("<built-in>/examples/") + kDefaultScenario;
     for (const auto& f : examples::embedded_files()) {
@@ -33,7 +34,27 @@ models::Scenario load_scenario_source(const std::string& file,
   } else {
     doc = sim::load_json_file(file, "scenario");
   }
+  return doc;
+}
+
+}  // namespace
+
+models::Scenario load_scenario_source(const std::string& file,
+                                      const std::vector<std::string>& overrides,
+                                      const sim::ProfileLibrary& profiles) {
+  std::string label;
+  nlohmann::json doc = scenario_doc(file, label);
   return models::load_scenario(std::move(doc), label, overrides, profiles);
+}
+
+nlohmann::json resolved_scenario_doc(const std::string& file,
+                                     const std::vector<std::string>& overrides,
+                                     const sim::ProfileLibrary& profiles, sim::JsonSource& source) {
+  nlohmann::json doc = scenario_doc(file, source.file);
+  const sim::StringExpander expand = models::scenario_expander(profiles);
+  for (const std::string& o : overrides)
+    sim::apply_override(doc, o, source, expand);
+  return doc;
 }
 
 }  // namespace trainsim::cli

@@ -6,7 +6,10 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "models/scenario.hpp"
+#include "sim/config/json_source.hpp"
 #include "sim/config/profile_library.hpp"
 
 namespace trainsim::cli {
@@ -21,5 +24,12 @@ std::string scenario_label(const std::string& file, const std::vector<std::strin
 models::Scenario load_scenario_source(const std::string& file,
                                       const std::vector<std::string>& overrides,
                                       const sim::ProfileLibrary& profiles);
+
+// The scenario document load_scenario_source reads, after the overrides (the profile names they
+// reach inside expanded into the profiles' objects, every origin recorded in `source`): what the
+// result's provenance is traced through (cli/parameter_provenance.hpp).
+nlohmann::json resolved_scenario_doc(const std::string& file,
+                                     const std::vector<std::string>& overrides,
+                                     const sim::ProfileLibrary& profiles, sim::JsonSource& source);
 
 }  // namespace trainsim::cli

@@ -1,6 +1,7 @@
 #include "models/kernel_plan.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <string_view>
 
@@ -212,6 +213,46 @@ void optimizer_launches(const Scenario& s, double params, int tensors, std::vect
   k.flops = params * optimizer_flops_per_param(s.optimizer) / launches;
   k.bytes = bytes / launches;
   out.push_back({"optimizer", k.cls, sim::kernel_time_s(acc, k), host, static_cast<int>(launches)});
+}
+
+std::vector<KernelUse> kernel_uses(const Scenario& s) {
+  std::array<bool, sim::kKernelClassCount> used{};
+  std::vector<Launch> launches;
+  for (const Layer& l : s.model.layers) {
+    // Fused element-wise kernels launch nothing but are priced at their class's efficiency.
+    for (const auto* specs : {&l.fwd_kernels, &l.bwd_kernels}) {
+      if (specs == &l.bwd_kernels && s.inference) continue;
+      for (const KernelSpec& k : *specs) {
+        if (wanted(k, s.fused_attention)) used[static_cast<std::size_t>(k.cls)] = true;
+      }
+    }
+    launches.clear();
+    layer_launches(s, l, Pass::forward, 1, launches);
+    if (!s.inference) layer_launches(s, l, Pass::backward, 1, launches);
+    for (const Launch& x : launches)
+      used[static_cast<std::size_t>(x.cls)] = true;
+  }
+  if (!s.inference) {
+    launches.clear();
+    optimizer_launches(s, static_cast<double>(s.model.params()), s.model.param_tensors(), launches);
+    for (const Launch& x : launches)
+      used[static_cast<std::size_t>(x.cls)] = true;
+  }
+  // The collectives' device kernels (sim/collectives/kernels.hpp): element-wise reductions of
+  // received buffers; with compression the residual update, the top-k selection and the scatter.
+  if (s.data_parallel > 1 && !s.inference) {
+    used[static_cast<std::size_t>(sim::KernelClass::elementwise)] = true;
+    if (s.comm.compression != "none") {
+      used[static_cast<std::size_t>(sim::KernelClass::topk)] = true;
+      used[static_cast<std::size_t>(sim::KernelClass::scatter)] = true;
+    }
+  }
+  std::vector<KernelUse> out;
+  for (int c = 0; c < sim::kKernelClassCount; ++c) {
+    const auto cls = static_cast<sim::KernelClass>(c);
+    if (used[static_cast<std::size_t>(c)]) out.push_back({cls, compute_dtype(s, cls)});
+  }
+  return out;
 }
 
 double device_seconds(const std::vector<Launch>& launches) {

@@ -46,6 +46,20 @@ double gradient_bytes_per_param(const Scenario& s);
 double weight_bytes_per_param(const Scenario& s);
 double optimizer_state_bytes_per_param(const Scenario& s);
 
+// A kernel class a step runs, with the dtype its compute path runs in (memory-bound classes are
+// priced by bytes alone, whatever the dtype).
+struct KernelUse {
+  sim::KernelClass cls = sim::KernelClass::elementwise;
+  sim::Dtype dtype = sim::Dtype::fp32;
+};
+
+// The kernel classes a step of `s` runs, each once, in class order: its layers' launches in both
+// passes and the optimizer's (element-wise kernels fused into their producers included: they are
+// priced at their own class's memory efficiency), plus the reductions, top-k selections and
+// scatters its collectives run on the device. Which entries of the kernels profile a result
+// depends on.
+std::vector<KernelUse> kernel_uses(const Scenario& s);
+
 // True when the scenario computes in 16 bits (fp16, bf16; fp8 GEMMs keep 16-bit elsewhere).
 bool low_precision(const Scenario& s);
 

@@ -5,7 +5,7 @@
 // pipeline (with data echoing), gradient buckets go to the communication stream as backward
 // produces them, and the host waits for the device where the framework synchronises. Replicas of a
 // data-parallel job are identical, so one is simulated and the collectives are costed for all ranks
-// (the symmetry reduction of DESIGN.md section 4).
+// (a symmetry reduction: the cost of a run does not grow with the replica count).
 
 #include <cstdint>
 #include <string>

@@ -1,6 +1,7 @@
 #include "sim/config/profile_library.hpp"
 
 #include <algorithm>
+#include <utility>
 
 #include "sim/config/input_file.hpp"
 #include "sim/config/limits.hpp"
@@ -116,6 +117,33 @@ CollectiveFabricSpec read_collectives(JsonReader& r) {
 }
 
 }  // namespace
+
+const nlohmann::json* value_at_path(const nlohmann::json& doc, const std::string& path) {
+  const nlohmann::json* node = &doc;
+  std::size_t start = 0;
+  while (true) {
+    const auto dot = path.find('.', start);
+    const std::string key =
+        path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    if (node->is_object()) {
+      const auto it = node->find(key);
+      if (it == node->end()) return nullptr;
+      node = &*it;
+    } else if (node->is_array() && !key.empty() &&
+               key.find_first_not_of("0123456789") == std::string::npos && key.size() < 9 &&
+               std::stoul(key) < node->size()) {
+      node = &(*node)[std::stoul(key)];
+    } else {
+      return nullptr;
+    }
+    if (dot == std::string::npos) return node;
+    start = dot + 1;
+  }
+}
+
+nlohmann::json* value_at_path(nlohmann::json& doc, const std::string& path) {
+  return const_cast<nlohmann::json*>(value_at_path(std::as_const(doc), path));
+}
 
 KernelEfficiency read_kernels(JsonReader& r) {
   KernelEfficiency k;
@@ -332,7 +360,19 @@ void ProfileLibrary::add(const std::string& origin, const std::string& text,
   if (name != stem)
     r.fail("name", "profile name \"" + name + "\" must equal the file name \"" + stem + "\"");
   const std::string description = r.string_or("description", "");
-  ProfileEntry e{kind, name, description, origin, std::move(j)};
+  ProfileEntry e{kind, name, description, origin, std::move(j), parse_provenance(text)};
+  if (const auto shadowed = entries_.find({kind, name}); shadowed != entries_.end()) {
+    std::map<std::string, const Provenance*> sources;
+    for (const ProvenanceLeaf& leaf : shadowed->second.provenance.leaves)
+      sources.emplace(leaf.path, &leaf.provenance);
+    for (ProvenanceLeaf& leaf : e.provenance.leaves) {
+      const auto before = sources.find(leaf.path);
+      if (leaf.provenance.kind != ProvenanceKind::unsourced || before == sources.end()) continue;
+      const nlohmann::json* now = value_at_path(e.json, leaf.path);
+      const nlohmann::json* then = value_at_path(shadowed->second.json, leaf.path);
+      if (now != nullptr && then != nullptr && *now == *then) leaf.provenance = *before->second;
+    }
+  }
   entries_.insert_or_assign({kind, name}, std::move(e));
 }
 

@@ -15,6 +15,7 @@
 
 #include "sim/config/embedded_file.hpp"
 #include "sim/config/json_reader.hpp"
+#include "sim/config/provenance.hpp"
 #include "sim/hw/specs.hpp"
 
 namespace trainsim::sim {
@@ -25,6 +26,11 @@ struct ProfileEntry {
   std::string description;
   std::string origin;  // file path, or hw_profiles/<path> for embedded ones
   nlohmann::json json;
+  // The source of every number and quantity, read from the file's comments at load time
+  // (sim/config/provenance.hpp). A value with no source of its own in a profile that shadows one
+  // of the same kind and name keeps the shadowed profile's source while the value is the same
+  // (so a profile written by `calibrate --out` keeps the sources of the values it did not fit).
+  ProfileProvenance provenance;
 };
 
 class ProfileLibrary {
@@ -66,6 +72,10 @@ class ProfileLibrary {
 
   std::map<std::pair<std::string, std::string>, ProfileEntry> entries_;  // (kind, name)
 };
+
+// The value at a dotted JSON path ("compute.gemm.fp32"; list items by index), or nullptr.
+const nlohmann::json* value_at_path(const nlohmann::json& doc, const std::string& path);
+nlohmann::json* value_at_path(nlohmann::json& doc, const std::string& path);
 
 // An accelerator profile; its "kernels" (a kernels profile name, or an inline object) is looked up
 // in `library`.

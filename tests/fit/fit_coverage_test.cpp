@@ -26,7 +26,7 @@ struct Coverage {
 // true curve (the homoscedastic model the l2 fit assumes), fit, and count how often each interval
 // holds the truth. A fixed seed makes the figure reproducible.
 Coverage coverage(const std::vector<double>& batches, double sigma, int trials, unsigned seed) {
-  constexpr double kV0 = 258.1;  // DESIGN.md's measured 1-GPU example
+  constexpr double kV0 = 258.1;  // the measured 1-GPU example of examples/two_gpu_no_p2p.json
   constexpr double kT = 0.054;
   std::mt19937_64 rng(seed);
   std::normal_distribution<double> noise(0.0, sigma);

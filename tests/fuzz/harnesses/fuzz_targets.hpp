@@ -19,6 +19,7 @@
 #include "sim/config/json_reader.hpp"
 #include "sim/config/json_source.hpp"
 #include "sim/config/profile_library.hpp"
+#include "sim/config/provenance.hpp"
 #include "sim/config/units.hpp"
 #include "sim/core/input_error.hpp"
 
@@ -56,11 +57,13 @@ inline std::vector<std::string> lines_of(std::string_view data, std::size_t max_
   return lines;
 }
 
-// JSON text as a profile (by its "kind") or else as a scenario.
+// JSON text as a profile (by its "kind", with the sources of its comments) or else as a
+// scenario.
 inline void json_document(std::string_view data) {
   try {
     const nlohmann::json doc = sim::parse_json_text(std::string(data), "fuzz.json");
     (void)sim::show_json(doc);
+    (void)sim::parse_provenance(data);  // its comments' sources, as a profile's are read
     if (!doc.is_object()) return;
     auto source = std::make_shared<sim::JsonSource>();
     source->file = "fuzz.json";
