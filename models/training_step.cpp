@@ -159,8 +159,10 @@ class ReplicaSim {
       node_cluster_ = s.cluster;
       node_cluster_.nodes = 1;
       layout_ = std::make_unique<sim::ClusterLayout>(node_cluster_);
-      topology_ =
-          std::make_unique<sim::ClusterTopology>(sim::build_cluster_topology(node_cluster_));
+      // Built in place (a prvalue initialises the new object directly): a Topology must not be
+      // moved, its link ids are edge descriptors into its own graph's storage, which Boost's
+      // adjacency_list copies rather than moves (ASan: use after free of the copied-from edges).
+      topology_.reset(new sim::ClusterTopology(sim::build_cluster_topology(node_cluster_)));
       net_ = std::make_unique<sim::FlowNetwork>(engine_, topology_->topology);
       h2d_bytes_ = h2d_batch_bytes(s, s.batch_per_replica);
     }

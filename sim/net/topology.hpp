@@ -60,6 +60,9 @@ class Topology {
 
  private:
   TopologyGraph graph_;
+  // Edge descriptors point into graph_'s edge storage: a copied or moved Topology would keep
+  // pointers into the original's (Boost's adjacency_list copies on move). Build a Topology where
+  // it lives (return it by value into a variable, or `new T(f())`), never std::move one.
   std::vector<TopologyGraph::edge_descriptor> links_;
 };
 
