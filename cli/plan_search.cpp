@@ -99,7 +99,8 @@ void evaluate_candidates(std::vector<Candidate>& candidates, const PlanCatalog& 
         c.fits = true;
         try {
           LoadedCandidate loaded = load(c);
-          if (!models::estimate_memory(loaded.scenario).fits && !loaded.scenario.recompute) {
+          if (!models::estimate_memory(loaded.scenario).fits &&
+              loaded.scenario.recompute == models::Recompute::none) {
             c.layout_overrides.push_back("recompute=true");
             c.recompute = true;
             loaded = load(c);

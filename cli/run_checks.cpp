@@ -61,7 +61,7 @@ double estimate_run_events(const models::Scenario& s) {
     for (const auto& k : layer.bwd_kernels)
       bwd += k.repeat > 1 ? 1.5 : 1.0;
   }
-  const double kernels = (s.recompute ? 2.0 : 1.0) * fwd + bwd;
+  const double kernels = (s.recompute == models::Recompute::full ? 2.0 : 1.0) * fwd + bwd;
   // Long gradient accumulation is simulated as 4 + 5 micro-steps and extended linearly
   // (models/training_step.cpp) unless echoing needs the whole step.
   double accum = s.grad_accum;

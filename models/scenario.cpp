@@ -18,6 +18,7 @@ sim::Dtype parse_precision(const std::string& s) {
   if (s == "fp32") return sim::Dtype::fp32;
   if (s == "tf32") return sim::Dtype::tf32;
   if (s == "fp16") return sim::Dtype::fp16;
+  if (s == "fp8") return sim::Dtype::fp8;
   return sim::Dtype::bf16;
 }
 
@@ -156,10 +157,53 @@ void derive_grad_accum(sim::JsonReader& r, const nlohmann::json& doc, Scenario& 
   s.grad_accum = static_cast<int>(s.global_batch / per_cycle);
 }
 
+// Tensor, sequence, ZeRO and interleaving keys that depend on each other and on the pipeline.
+void read_mesh_keys(sim::JsonReader& p, Scenario& s) {
+  const int layers = static_cast<int>(s.model.layers.size());
+  if (s.virtual_stages > 1) {
+    // Megatron-LM's interleaved schedule (Narayanan et al. 2021, Sec. 2.2): 1F1B over model
+    // chunks, a multiple of K micro-batches per round.
+    if (s.pipeline_stages < 2) {
+      p.fail("virtual_stages", std::to_string(s.virtual_stages) +
+                                   " needs parallelism.pipeline > 1 (interleaving splits stages)");
+    }
+    if (s.schedule != PipelineSchedule::one_f_one_b) {
+      p.fail("virtual_stages", std::to_string(s.virtual_stages) +
+                                   " needs parallelism.schedule \"1f1b\" (the interleaved "
+                                   "schedule is 1F1B over model chunks)");
+    }
+    if (s.microbatches % s.pipeline_stages != 0) {
+      p.fail("virtual_stages", "interleaving needs parallelism.microbatches (" +
+                                   std::to_string(s.microbatches) +
+                                   ") to be a multiple of parallelism.pipeline (" +
+                                   std::to_string(s.pipeline_stages) + ")");
+    }
+    if (std::int64_t{s.pipeline_stages} * s.virtual_stages > layers) {
+      p.fail("virtual_stages", std::to_string(s.pipeline_stages) + " stages x " +
+                                   std::to_string(s.virtual_stages) + " chunks, but model " +
+                                   s.model.name + " has only " + std::to_string(layers) +
+                                   " layers");
+    }
+    if (!s.balance.empty()) {
+      p.fail("virtual_stages",
+             "cannot be combined with parallelism.balance (chunks are balanced "
+             "by simulated cost)");
+    }
+  }
+  if (s.zero >= 2 && s.pipeline_stages > 1) {
+    // DeepSpeed refuses it (deepspeed/runtime/pipe/engine.py: "ZeRO-2 and ZeRO-3 are
+    // incompatible with pipeline parallelism"): gradients sharded per micro-batch would be
+    // reduce-scattered after every backward.
+    p.fail("zero", std::to_string(s.zero) +
+                       ": ZeRO stages 2-3 shard gradients and cannot be combined with "
+                       "parallelism.pipeline > 1 (use zero 1, Megatron's distributed optimizer)");
+  }
+}
+
 // data x pipeline devices must exist. Both keys are named with where their values came from
 // (file, profile or --set), since either may be the one to change.
 void check_devices(sim::JsonReader& p, const sim::JsonSource& source, const Scenario& s) {
-  const std::int64_t used = std::int64_t{s.data_parallel} * s.pipeline_stages;
+  const std::int64_t used = std::int64_t{s.data_parallel} * s.pipeline_stages * s.tensor_parallel;
   const int all = s.cluster.total_accelerators();
   if (used <= all) return;
   const auto origin = [&](const char* key) {
@@ -170,12 +214,15 @@ void check_devices(sim::JsonReader& p, const sim::JsonSource& source, const Scen
   const bool pipeline_set = origin("pipeline").rfind("--set", 0) == 0;
   const bool data_set = origin("data").rfind("--set", 0) == 0;
   const char* blamed = pipeline_set && !data_set ? "pipeline" : p.has("data") ? "data" : "pipeline";
-  p.fail(blamed, "data x pipeline = " + std::to_string(s.data_parallel) + " x " +
-                     std::to_string(s.pipeline_stages) + " = " + std::to_string(used) +
-                     " devices, but the cluster has " + std::to_string(all) + " (" +
-                     s.cluster.name + "; parallelism.data " + std::to_string(s.data_parallel) +
-                     " from " + origin("data") + ", parallelism.pipeline " +
-                     std::to_string(s.pipeline_stages) + " from " + origin("pipeline") + ")");
+  const bool tp = s.tensor_parallel > 1;
+  p.fail(blamed, std::string(tp ? "data x pipeline x tensor = " : "data x pipeline = ") +
+                     std::to_string(s.data_parallel) + " x " + std::to_string(s.pipeline_stages) +
+                     (tp ? " x " + std::to_string(s.tensor_parallel) : std::string()) + " = " +
+                     std::to_string(used) + " devices, but the cluster has " + std::to_string(all) +
+                     " (" + s.cluster.name + "; parallelism.data " +
+                     std::to_string(s.data_parallel) + " from " + origin("data") +
+                     ", parallelism.pipeline " + std::to_string(s.pipeline_stages) + " from " +
+                     origin("pipeline") + ")");
 }
 
 // A hyper-parameter for messages: integers as integers, anything larger in exponent form.
@@ -196,6 +243,30 @@ std::set<std::int64_t> spatial_sizes(const ZooModel& m) {
 }
 
 }  // namespace
+
+const char* recompute_name(Recompute r) {
+  switch (r) {
+    case Recompute::none:
+      return "none";
+    case Recompute::selective:
+      return "selective";
+    case Recompute::full:
+      return "full";
+  }
+  return "none";
+}
+
+const char* mesh_order_name(MeshOrder o) {
+  switch (o) {
+    case MeshOrder::tp_dp_pp:
+      return "tp-dp-pp";
+    case MeshOrder::tp_pp_dp:
+      return "tp-pp-dp";
+    case MeshOrder::dp_tp_pp:
+      return "dp-tp-pp";
+  }
+  return "tp-dp-pp";
+}
 
 sim::StringExpander scenario_expander(const sim::ProfileLibrary& profiles) {
   return [&profiles](const std::string& path, nlohmann::json& node, sim::JsonSource& src) {
@@ -287,7 +358,8 @@ Scenario load_scenario(nlohmann::json doc, const std::string& file,
     s.batch_per_replica =
         static_cast<int>(r.integer("batch_per_replica", 1, sim::limits::kMaxBatchPerReplica));
   }
-  s.precision = parse_precision(r.choice_or("precision", {"fp32", "tf32", "fp16", "bf16"}, "fp32"));
+  s.precision =
+      parse_precision(r.choice_or("precision", {"fp32", "tf32", "fp16", "bf16", "fp8"}, "fp32"));
   if (!s.cluster.accelerator.peak(s.precision)) {
     r.fail("precision", std::string("accelerator ") + s.cluster.accelerator.name + " has no " +
                             sim::dtype_name(s.precision) + " compute path in its profile");
@@ -297,17 +369,34 @@ Scenario load_scenario(nlohmann::json doc, const std::string& file,
                 : opt == "adam" ? Optimizer::adam
                                 : Optimizer::momentum;
   s.inference = r.choice_or("mode", {"train", "inference"}, "train") == "inference";
-  s.recompute = r.boolean_or("recompute", false);
+  if (r.has("recompute") && doc["recompute"].is_boolean()) {
+    s.recompute = r.boolean_or("recompute", false) ? Recompute::full : Recompute::none;
+  } else {
+    const std::string rc = r.choice_or("recompute", {"none", "selective", "full"}, "none");
+    s.recompute = rc == "full"        ? Recompute::full
+                  : rc == "selective" ? Recompute::selective
+                                      : Recompute::none;
+  }
   if (auto p = r.optional_object("parallelism")) {
     using sim::limits::kMaxAccelerators;
     s.pipeline_stages = static_cast<int>(p->integer_or("pipeline", 1, 1, kMaxAccelerators));
+    s.tensor_parallel = static_cast<int>(p->integer_or("tensor", 1, 1, kMaxAccelerators));
+    s.sequence_parallel = p->boolean_or("sequence_parallel", false);
+    s.zero = static_cast<int>(p->integer_or("zero", 0, 0, 3));
+    s.virtual_stages = static_cast<int>(p->integer_or("virtual_stages", 1, 1, kMaxAccelerators));
+    const std::string order =
+        p->choice_or("order", {"tp-dp-pp", "tp-pp-dp", "dp-tp-pp"}, "tp-dp-pp");
+    s.order = order == "tp-pp-dp"   ? MeshOrder::tp_pp_dp
+              : order == "dp-tp-pp" ? MeshOrder::dp_tp_pp
+                                    : MeshOrder::tp_dp_pp;
     const int all = s.cluster.total_accelerators();
-    s.data_parallel = static_cast<int>(
-        p->integer_or("data", 1, std::max(1, all / s.pipeline_stages), kMaxAccelerators));
+    s.data_parallel = static_cast<int>(p->integer_or(
+        "data", 1, std::max(1, all / (s.pipeline_stages * s.tensor_parallel)), kMaxAccelerators));
     s.microbatches =
         static_cast<int>(p->integer_or("microbatches", 1, 1, sim::limits::kMaxMicrobatches));
     s.grad_accum = static_cast<int>(p->integer_or("grad_accum", 1, 1, sim::limits::kMaxGradAccum));
     read_pipeline_keys(*p, s);
+    read_mesh_keys(*p, s);
     check_devices(*p, *source, s);
     p->done();
   } else {

@@ -20,6 +20,14 @@ namespace trainsim::models {
 enum class Optimizer { sgd, momentum, adam };
 enum class EchoMode { example, batch };
 enum class PipelineSchedule { gpipe, one_f_one_b };
+// What backward recomputes instead of storing (Korthikanti et al. 2022, "Reducing Activation
+// Recomputation in Large Transformer Models", Sec. 4-5): nothing; only the score-sized part of
+// attention (softmax, its dropout, the probabilities: cheap to recompute, large to store);
+// everything but checkpointed inputs. `"recompute": true / false` keep meaning full / none.
+enum class Recompute { none, selective, full };
+// The order ranks are laid out over the cluster, innermost first (Megatron-LM's
+// parallel_state: tensor-parallel groups are consecutive ranks, then data, then pipeline).
+enum class MeshOrder { tp_dp_pp, tp_pp_dp, dp_tp_pp };
 
 struct InputPipelineSpec {
   bool enabled = false;          // false: inputs are synthetic and always ready
@@ -63,12 +71,17 @@ struct Scenario {
   Optimizer optimizer = Optimizer::momentum;
   int data_parallel = 1;
   int pipeline_stages = 1;
+  int tensor_parallel = 1;         // "parallelism.tensor": Megatron-style splits of each entry
+  bool sequence_parallel = false;  // "parallelism.sequence_parallel"
+  int zero = 0;                    // "parallelism.zero": ZeRO stage 0-3 (3 = FSDP full shard)
+  int virtual_stages = 1;          // "parallelism.virtual_stages": interleaved 1F1B chunks
+  MeshOrder order = MeshOrder::tp_dp_pp;  // "parallelism.order"
   int microbatches = 1;
   int grad_accum = 1;
   std::vector<int> balance;  // layers per pipeline stage; empty: balanced by simulated cost
   PipelineSchedule schedule = PipelineSchedule::gpipe;
   std::int64_t global_batch = 0;  // > 0: grad_accum = global / (batch x data)
-  bool recompute = false;
+  Recompute recompute = Recompute::none;
   bool inference = false;
   CommSpec comm;
   InputPipelineSpec input;
@@ -77,7 +90,14 @@ struct Scenario {
   double workspace_bytes = 0;
   sim::FrameworkSpec framework;  // `framework`: a hw_profiles/frameworks/ profile
   bool fused_attention = false;  // FlashAttention-style attention kernels (time and memory)
+
+  // Devices one replica of the model occupies, and the whole job.
+  int model_parallel() const { return tensor_parallel * pipeline_stages; }
+  int devices() const { return data_parallel * tensor_parallel * pipeline_stages; }
 };
+
+const char* recompute_name(Recompute r);
+const char* mesh_order_name(MeshOrder o);
 
 // The expansion load_scenario applies while overriding: "model": NAME becomes {"name": NAME},
 // profile names (the cluster, the profiles it names, the framework) become their objects so a

@@ -61,7 +61,7 @@ double saved_bytes_per_sample(const Scenario& s) {
   double all = 0;
   for (const Layer& l : layers)
     all += saved(l);
-  if (!s.recompute || layers.size() < 2) return all;
+  if (s.recompute != Recompute::full || layers.size() < 2) return all;
   const std::size_t segment =
       static_cast<std::size_t>(std::ceil(std::sqrt(static_cast<double>(layers.size()))));
   double checkpoints = 0;
@@ -371,7 +371,7 @@ class ReplicaSim {
       const bool dense = s_.comm.compression == "none";
       for (std::size_t i = layers.size(); i-- > 0;) {
         const Layer& layer = layers[i];
-        if (s_.recompute) {
+        if (s_.recompute == Recompute::full) {
           for (const Launch& l : launches_.forward[i])
             dispatch(l, kRecompute, label("recompute", layer.name, l), nullptr, {});
         }
@@ -820,7 +820,7 @@ StepReport simulate_training(const Scenario& s, sim::TraceRecorder* trace) {
   // One stage, one micro-batch per micro-step: the same summary keys as a pipelined run.
   r.pipeline.schedule = "none";
   r.pipeline.grad_accum = s.grad_accum;
-  r.pipeline.recompute = s.recompute;
+  r.pipeline.recompute = s.recompute != Recompute::none;
   r.pipeline.batch_per_replica = s.batch_per_replica;
   r.pipeline.batch_source = "given";
   r.pipeline.max_batch_that_fits = r.memory.max_batch_that_fits;

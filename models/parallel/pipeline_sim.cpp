@@ -374,7 +374,7 @@ StepReport simulate_pipeline(const Scenario& s, sim::TraceRecorder* trace) {
   p.microbatches = s.microbatches;
   p.grad_accum = s.grad_accum;
   p.schedule = schedule_name(s.schedule);
-  p.recompute = s.recompute;
+  p.recompute = s.recompute != Recompute::none;
   p.batch_per_replica = plan.batch;
   p.batch_source = plan.batch_was_max ? "largest that fits" : "given";
   p.max_batch_that_fits = plan.max_batch_that_fits;

@@ -51,7 +51,8 @@ std::vector<double> layer_costs(const Scenario& s, double n) {
   costs.reserve(s.model.layers.size());
   for (int i = 0; i < static_cast<int>(s.model.layers.size()); ++i) {
     const double f = layer_forward_s(s, i, n);
-    costs.push_back(s.inference ? f : f + layer_backward_s(s, i, n) + (s.recompute ? f : 0));
+    costs.push_back(
+        s.inference ? f : f + layer_backward_s(s, i, n) + (s.recompute == Recompute::full ? f : 0));
   }
   return costs;
 }
@@ -155,9 +156,10 @@ std::vector<StageMemory> stage_memory(const Scenario& s, const std::vector<int>&
                                                                              batch * s.grad_accum));
       // Re-materialization keeps each stored micro-batch's stage input and rebuilds one
       // micro-batch's activations at a time: O(N + (L/K)(N/M)) instead of O(N L/K).
-      m.activations_bytes = s.recompute ? stored * boundary_per_sample +
-                                              static_cast<double>(micro_hi) * saved_per_sample
-                                        : stored * saved_per_sample;
+      m.activations_bytes =
+          s.recompute == Recompute::full
+              ? stored * boundary_per_sample + static_cast<double>(micro_hi) * saved_per_sample
+              : stored * saved_per_sample;
     }
     m.workspace_bytes = s.workspace_bytes;
     m.peak_bytes = m.weights_bytes + m.gradients_bytes + m.optimizer_state_bytes +
@@ -223,7 +225,7 @@ StagePlan plan_stages(const Scenario& s) {
       const double f = layers_s(s, first, c.layers, sizes[z], Pass::forward);
       c.forward_s[z] = f;
       if (!s.inference) c.backward_s[z] = layers_s(s, first, c.layers, sizes[z], Pass::backward);
-      if (!s.inference && s.recompute) c.recompute_s[z] = f;
+      if (!s.inference && s.recompute == Recompute::full) c.recompute_s[z] = f;
     }
     if (k + 1 < s.pipeline_stages) {
       const Layer& last = s.model.layers[static_cast<std::size_t>(first + c.layers - 1)];

@@ -114,8 +114,10 @@ HOSTILE("unknown model names the --set", {"simulate", "--set", "model=resnet5"},
         {"--set model=resnet5", "unknown model 'resnet5' (did you mean 'resnet50'?)"})
 HOSTILE("unknown hyper-parameter", {"simulate", "--set", "model.depth=5"}, 2,
         {"--set model.depth=5", "model 'resnet50' has no hyper-parameter 'depth'"})
-HOSTILE("precision fp8", {"simulate", "--set", "precision=fp8"}, 2,
-        {"precision: value \"fp8\" is not one of fp32|tf32|fp16|bf16"})
+HOSTILE("precision fp8 on an accelerator without fp8", {"simulate", "--set", "precision=fp8"}, 2,
+        {"precision: accelerator a100-sxm4-40gb has no fp8 compute path"})
+HOSTILE("precision fp9", {"simulate", "--set", "precision=fp9"}, 2,
+        {"precision: value \"fp9\" is not one of fp32|tf32|fp16|bf16|fp8"})
 HOSTILE("precision the accelerator lacks",
         {"simulate", "--set", "cluster=gtopk-32x-p102-1gbe", "--set", "parallelism.data=32"}, 2,
         {"precision: accelerator p102-100 has no fp16 compute path"})

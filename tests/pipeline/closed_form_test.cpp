@@ -126,7 +126,7 @@ TEST_CASE("Re-materialization adds one forward per micro-batch per stage") {
     Scenario s = uniform(8, 4, 8, 16);
     s.schedule = schedule;
     const auto off = simulate_training(s);
-    s.recompute = true;
+    s.recompute = trainsim::models::Recompute::full;
     const auto on = simulate_training(s);
     const double f = off.stages[0].forward_s;
     CHECK(on.stages[0].recompute_s == Approx(f).epsilon(1e-12));
@@ -146,7 +146,7 @@ TEST_CASE("Activation memory: O(N L/K) stored, O(N + (L/K)(N/M)) with re-materia
       const double boundary = 1000 * 4.0;
       const double layers_per_stage = 8.0 / k;
       const auto off = trainsim::models::stage_memory(s, std::vector<int>(k, 8 / k), n);
-      s.recompute = true;
+      s.recompute = trainsim::models::Recompute::full;
       const auto on = trainsim::models::stage_memory(s, std::vector<int>(k, 8 / k), n);
       for (int i = 0; i < k; ++i) {
         INFO("K=" << k << " M=" << m << " stage " << i);
