@@ -140,7 +140,8 @@ TEST_CASE("per-rank parameters: split weights / tp plus replicated ones") {
     CHECK(static_cast<double>(rank.params()) == split / tp + replicated);
     // Summed over the ranks: the whole model (Narayanan et al. 2021, Sec. 5.1, plus the final
     // norm), the padding rows, and tp - 1 more copies of the replicated parameters.
-    const double narayanan = 12 * l * h * h * (1 + 13 / (12 * h) + (v + s) / (12 * l * h)) + 2 * h;
+    // (12 l h^2 (1 + 13 / (12 h) + (V + s) / (12 l h)), multiplied out to stay exact.)
+    const double narayanan = 12 * l * h * h + 13 * l * h + (v + s) * h + 2 * h;
     CHECK(static_cast<double>(whole.params()) == narayanan);
     CHECK(tp * static_cast<double>(rank.params()) ==
           narayanan + (vp - v) * h + (tp - 1) * replicated);
@@ -217,7 +218,14 @@ TEST_CASE("per-rank matmul FLOPs of each split entry are the whole entry's / tp"
   CHECK(linears[3].n == 8192);
   CHECK(linears[3].k == 8192 / tp);
   const Layer& mlp = layer_named(rank, "layers.3.mlp");
-  CHECK(mlp.fwd_kernels.back().gemm.k == 28672 / tp);
+  std::vector<trainsim::sim::GemmShape> mlp_linears;
+  for (const auto& k : mlp.fwd_kernels) {
+    if (std::string(k.what) == "linear fwd") mlp_linears.push_back(k.gemm);
+  }
+  REQUIRE(mlp_linears.size() == 3);  // gate, up, down
+  CHECK(mlp_linears[0].n == 28672 / tp);
+  CHECK(mlp_linears[2].k == 28672 / tp);
+  CHECK(mlp_linears[2].n == 8192);
 }
 
 TEST_CASE("collectives per layer: Narayanan et al. 2021 Sec. 3.3 and sequence parallelism") {
