@@ -312,6 +312,40 @@ TEST_CASE("collectives per layer: Narayanan et al. 2021 Sec. 3.3 and sequence pa
   }
 }
 
+TEST_CASE("cross-attention and replicated entries under tensor parallelism") {
+  // Cross-attention's key/value projection is column-parallel over the encoder output too: its
+  // input gradient is allreduced (gathered and reduce-scattered under sequence parallelism).
+  const ZooModel whole = build("transformer");
+  const double s = hp(whole, "seq_len");
+  const double d = hp(whole, "d_model");
+  const ZooModel tp = shard(whole, 2, false);
+  const Layer& cross = layer_named(tp, "decoder.0.cross_attn");
+  CHECK(count(cross.tp_fwd, s * d).allreduce == 1);
+  CHECK(count(cross.tp_bwd, s * d).allreduce == 2);  // the memory's and the queries' input
+  const ZooModel sp = shard(whole, 2, true);
+  const Layer& cross_sp = layer_named(sp, "decoder.0.cross_attn");
+  const Counted f = count(cross_sp.tp_fwd, s * d);
+  CHECK(f.all_gather == 2);
+  CHECK(f.reduce_scatter == 1);
+  // The encoder output travels with the decoder stream as the rank's shard, and is kept for
+  // backward once (by the first cross-attention), as without parallelism.
+  CHECK(layer_named(sp, "decoder.embed").output_elements == 2 * s * d / 2);
+  const double first = layer_named(sp, "decoder.0.cross_attn").saved_elements;
+  const double second = layer_named(sp, "decoder.1.cross_attn").saved_elements;
+  CHECK(first - second == Approx(s * d / 2));
+  // BERT's pooler and classifier are replicated: no parameters split, no collectives, except
+  // the pooler's gather of the sequence shards under sequence parallelism.
+  const ZooModel bert = build("bert_base");
+  for (const bool seq_parallel : {false, true}) {
+    const ZooModel rank = shard(bert, 4, seq_parallel);
+    CHECK(layer_named(rank, "pooler").params == layer_named(bert, "pooler").params);
+    CHECK(layer_named(rank, "classifier").params == layer_named(bert, "classifier").params);
+    CHECK(layer_named(rank, "classifier").tp_fwd.empty());
+    CHECK(layer_named(rank, "pooler").tp_fwd.size() == (seq_parallel ? 1U : 0U));
+    CHECK(layer_named(rank, "pooler").tp_bwd.empty());
+  }
+}
+
 TEST_CASE("activation memory per layer and rank: Korthikanti et al. 2022, Table 2") {
   // Eq. (1)-(5), per layer, 16-bit activations, bytes: no parallelism sbh(34 + 5as/h); tensor
   // parallel sbh(10 + 24/t + 5as/(ht)); with sequence parallelism sbh(34/t + 5as/(ht)). The zoo
