@@ -8,6 +8,7 @@
 #include "models/kernel_plan.hpp"
 #include "models/parallel/partition.hpp"
 #include "models/parallel/pipeline_schedule.hpp"
+#include "models/zoo/tensor_parallel.hpp"
 #include "sim/config/limits.hpp"
 #include "sim/core/input_error.hpp"
 #include "sim/net/cluster_layout.hpp"
@@ -25,7 +26,8 @@ std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
 }
 
 ZooModel rank_model_of(const Scenario& s) {
-  return s.model;
+  return shard_tensor_parallel(s.model, s.tensor_parallel, s.sequence_parallel,
+                               "scenario " + s.name + ": parallelism.tensor");
 }
 
 // The kernels of layers [first, first + count) for n samples launched back to back by one host
