@@ -125,3 +125,16 @@ TEST_CASE("megatron table: each row's scenario loads with its model, layout and 
     CHECK(static_cast<double>(s.model.params()) == Approx(megatron_params).epsilon(1e-5));
   }
 }
+
+TEST_CASE("megatron_lm framework profile: Megatron's fp16 optimizer and Apex FusedAdam") {
+  const trainsim::sim::ProfileLibrary profiles = trainsim::cli::load_profile_library({});
+  const auto f = profiles.framework("megatron_lm", "test");
+  // Float16OptimizerWithFloat16Params: fp16 model, fp32 main parameters.
+  CHECK(f.mixed_precision == trainsim::sim::MixedPrecision::master_weights);
+  // Apex multi_tensor_adam: depth 4 (grad, param, m, v) -> 36 tensors per launch.
+  CHECK(f.optimizer_kernels == trainsim::sim::OptimizerKernels::fused);
+  CHECK(f.tensors_per_optimizer_kernel == 36);
+  CHECK(f.fusion == trainsim::sim::Fusion::pointwise);
+  CHECK_FALSE(f.graph_launch);
+  CHECK(f.host_syncs_per_step == 1);
+}
