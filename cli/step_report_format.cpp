@@ -43,10 +43,13 @@ void add_stages_json(nlohmann::json& j, const models::StepReport& r) {
 
 void print_pipeline_text(std::ostream& os, const models::StepReport& r) {
   const auto& p = r.pipeline;
-  os << "  pipeline             " << p.stages << " stages, " << p.schedule << ", " << p.microbatches
-     << " micro-batches x " << p.grad_accum << " accumulation rounds, recompute "
-     << (p.recompute ? "on" : "off") << "; batch per replica " << p.batch_per_replica << " ("
-     << p.batch_source << "; largest that fits " << p.max_batch_that_fits << ")"
+  os << "  pipeline             " << p.stages << " stages"
+     << (p.virtual_stages > 1 ? " x " + std::to_string(p.virtual_stages) + " chunks"
+                              : std::string())
+     << ", " << p.schedule << ", " << p.microbatches << " micro-batches x " << p.grad_accum
+     << " accumulation rounds, recompute " << p.recompute_mode << "; batch per replica "
+     << p.batch_per_replica << " (" << p.batch_source << "; largest that fits "
+     << p.max_batch_that_fits << ")"
      << "; ideal bubble " << format_number(100 * p.ideal_bubble_fraction, 3) << "%\n";
   for (const auto& s : r.stages) {
     os << "    stage " << s.stage << "  layers " << s.first_layer << "-"
@@ -79,9 +82,15 @@ nlohmann::json step_report_json(const models::StepReport& r) {
       {"framework", r.framework},
       {"devices", r.devices},
       {"data_parallel", r.data_parallel},
+      {"tensor_parallel", r.tensor_parallel},
+      {"pipeline_parallel", r.pipeline_stages},
+      {"zero", r.zero},
+      {"simulated", r.simulated},
       {"global_batch", r.global_batch},
       {"step_time_s", r.step_time_s},
       {"throughput_samples_per_s", r.throughput_samples_per_s},
+      {"model_flops_per_step", r.model_flops_per_step},
+      {"mfu", r.mfu},
       {"breakdown_s",
        {{"compute", b.compute_s},
         {"recompute", b.recompute_s},
@@ -89,7 +98,9 @@ nlohmann::json step_report_json(const models::StepReport& r) {
         {"exposed_comm", b.exposed_comm_s},
         {"input_stall", b.input_stall_s},
         {"bubble", b.bubble_s},
-        {"optimizer", b.optimizer_s}}},
+        {"optimizer", b.optimizer_s},
+        {"tp_comm", b.tp_comm_s},
+        {"zero_gather", b.zero_comm_s}}},
       {"comm_time_s", r.comm_time_s},
       {"comm_interference_s", r.comm_interference_s},
       {"collective_model", r.collective_model},
@@ -102,6 +113,7 @@ nlohmann::json step_report_json(const models::StepReport& r) {
         {"capacity_bytes", m.capacity_bytes},
         {"fits", m.fits},
         {"max_batch_that_fits", m.max_batch_that_fits},
+        {"max_microbatch_that_fits", m.max_microbatch_that_fits},
         {"weights_bytes", m.weights_bytes},
         {"gradients_bytes", m.gradients_bytes},
         {"optimizer_state_bytes", m.optimizer_state_bytes},
@@ -124,11 +136,13 @@ nlohmann::json step_report_json(const models::StepReport& r) {
                    {"grad_accum", p.grad_accum},
                    {"schedule", p.schedule},
                    {"recompute", p.recompute},
+                   {"recompute_mode", p.recompute_mode},
+                   {"virtual_stages", p.virtual_stages},
                    {"batch_per_replica", p.batch_per_replica},
                    {"batch_source", p.batch_source},
                    {"max_batch_that_fits", p.max_batch_that_fits},
                    {"ideal_bubble_fraction", p.ideal_bubble_fraction}};
-  if (!r.stages.empty()) add_stages_json(j, r);
+  if (r.pipeline.stages > 1 || r.pipeline.microbatches > 1) add_stages_json(j, r);
   return j;
 }
 
@@ -151,7 +165,19 @@ void print_step_report_text(std::ostream& os, const models::StepReport& r) {
      << " x " << r.accelerator << ", " << r.precision << ", " << r.framework << ")\n\n"
      << "  step time            " << format_seconds(r.step_time_s) << "\n"
      << "  throughput           " << format_number(r.throughput_samples_per_s, 5)
-     << " samples/s  (global batch " << r.global_batch << ")\n\n"
+     << " samples/s  (global batch " << r.global_batch << ")\n";
+  if (r.mfu > 0) {
+    os << "  MFU                  " << format_number(100 * r.mfu, 3) << "%  ("
+       << format_number(r.model_flops_per_step / r.step_time_s / r.devices / 1e12, 4)
+       << " model TFLOP/s per device)\n";
+  }
+  if (r.tensor_parallel > 1 || r.pipeline_stages > 1 || r.zero > 0) {
+    os << "  layout               data " << r.data_parallel << " x tensor " << r.tensor_parallel
+       << " x pipeline " << r.pipeline_stages
+       << (r.zero > 0 ? ", ZeRO stage " + std::to_string(r.zero) : std::string()) << "; simulated "
+       << r.simulated << "\n";
+  }
+  os << "\n"
      << "  breakdown per step (steady state):\n"
      << "    compute            " << std::setw(12) << format_seconds(b.compute_s) << "  "
      << pct(b.compute_s)
@@ -162,12 +188,9 @@ void print_step_report_text(std::ostream& os, const models::StepReport& r) {
      << "    recompute          " << std::setw(12) << format_seconds(b.recompute_s) << "  "
      << pct(b.recompute_s) << "\n"
      << "    host (framework)   " << std::setw(12) << format_seconds(b.host_s) << "  "
-     << pct(b.host_s)
-     << (r.stages.empty() ? "  (host thread busy " + format_seconds(r.host_busy_s) + " launching " +
-                                format_number(r.kernels_per_step, 5) + " kernels per step)"
-                          : std::string("  (pipelines: host dispatch is inside each stage's "
-                                        "compute)"))
-     << "\n"
+     << pct(b.host_s) << "  (host thread busy " << format_seconds(r.host_busy_s) << " launching "
+     << format_number(r.kernels_per_step, 5) << " kernels per step"
+     << (r.pipeline_stages > 1 ? ", mean over stages)" : ")") << "\n"
      << "    exposed comm       " << std::setw(12) << format_seconds(b.exposed_comm_s) << "  "
      << pct(b.exposed_comm_s) << "  (of " << format_seconds(r.comm_time_s) << " communication in "
      << r.buckets << " buckets, " << format_bytes(r.gradient_bytes) << " of gradients"
@@ -177,16 +200,32 @@ void print_step_report_text(std::ostream& os, const models::StepReport& r) {
      << "    pipeline bubble    " << std::setw(12) << format_seconds(b.bubble_s) << "  "
      << pct(b.bubble_s) << "\n"
      << "    optimizer          " << std::setw(12) << format_seconds(b.optimizer_s) << "  "
-     << pct(b.optimizer_s) << "\n\n";
+     << pct(b.optimizer_s) << "\n";
+  if (r.tensor_parallel > 1) {
+    os << "    tp comm            " << std::setw(12) << format_seconds(b.tp_comm_s) << "  "
+       << pct(b.tp_comm_s) << "  (tensor-parallel collectives in line with the kernels)\n";
+  }
+  if (r.zero > 0) {
+    os << "    ZeRO gathers       " << std::setw(12) << format_seconds(b.zero_comm_s) << "  "
+       << pct(b.zero_comm_s) << "  (waiting for parameter all-gathers)\n";
+  }
+  if (r.pipeline_stages > 1) {
+    os << "  (each part is the mean over the " << r.pipeline_stages << " stages)\n";
+  }
+  os << "\n";
   const auto& m = r.memory;
   os << "  memory per device    " << format_bytes(m.peak_bytes_per_device) << " of "
      << format_bytes(m.capacity_bytes) << (m.fits ? " (fits)" : " (DOES NOT FIT)")
-     << "; largest batch that fits " << m.max_batch_that_fits << "\n"
+     << "; largest batch that fits " << m.max_batch_that_fits
+     << (r.pipeline.microbatches > 1
+             ? " (" + std::to_string(m.max_microbatch_that_fits) + " per micro-batch)"
+             : std::string())
+     << "\n"
      << "    weights " << format_bytes(m.weights_bytes) << ", gradients "
      << format_bytes(m.gradients_bytes) << ", optimizer state "
      << format_bytes(m.optimizer_state_bytes) << ", activations "
      << format_bytes(m.activations_bytes) << "\n";
-  if (!r.stages.empty()) print_pipeline_text(os, r);
+  if (r.pipeline.stages > 1 || r.pipeline.microbatches > 1) print_pipeline_text(os, r);
   if (r.upstream_batch_s > 0) {
     os << "  input pipeline       " << format_seconds(r.upstream_batch_s)
        << " per fresh batch upstream, " << format_seconds(r.h2d_batch_s)

@@ -116,7 +116,8 @@ double sparse_allreduce_time_s(const sim::ClusterSpec& c, const CommSpec& comm, 
   return sim::collectives::closed_form::topk_allgather_s(ranks, k, value_bytes, path.alpha_s, b);
 }
 
-CollectiveCoster::CollectiveCoster(const Scenario& s, int ranks) : s_(s), ranks_(ranks) {
+CollectiveCoster::CollectiveCoster(const Scenario& s, int ranks, std::optional<sim::Dtype> dtype)
+    : s_(s), ranks_(ranks), dtype_(dtype) {
   if (ranks_ <= 1 || s.inference) {
     model_name_ = "none";
   } else if (s.comm.model == CommModel::alpha_beta) {
@@ -127,10 +128,11 @@ CollectiveCoster::CollectiveCoster(const Scenario& s, int ranks) : s_(s), ranks_
   }
 }
 
-CollectiveCoster::Priced CollectiveCoster::priced(double bytes, bool sparse) {
+CollectiveCoster::Priced CollectiveCoster::priced(double bytes, bool sparse,
+                                                  sim::collectives::Op op) {
   namespace col = sim::collectives;
   col::CollectiveSpec spec;
-  spec.op = col::Op::allreduce;
+  spec.op = op;
   spec.algorithm =
       sparse ? (s_.comm.compression == "gtopk" ? col::Algorithm::gtopk : col::Algorithm::topk)
              : col::parse_algorithm(s_.comm.algorithm, "communication.algorithm");
@@ -162,7 +164,21 @@ const CollectiveCoster::Priced& CollectiveCoster::dense(double bytes) {
 }
 
 sim::Dtype CollectiveCoster::gradient_dtype() const {
-  return models::gradient_dtype(s_);
+  return dtype_ ? *dtype_ : models::gradient_dtype(s_);
+}
+
+double CollectiveCoster::dense_s(sim::collectives::Op op, double bytes) {
+  if (ranks_ <= 1 || bytes <= 0) return 0;
+  if (op == sim::collectives::Op::allreduce) return dense_allreduce_s(bytes);
+  auto [it, fresh] = op_memo_.try_emplace({static_cast<int>(op), bytes}, 0.0);
+  if (!fresh) return it->second;
+  if (flow_level_) {
+    it->second = priced(bytes, false, op).time_s;
+  } else {
+    // A ring reduce-scatter or all-gather is one of the allreduce's two halves.
+    it->second = allreduce_time_s(s_.cluster, s_.comm, ranks_, bytes) / 2;
+  }
+  return it->second;
 }
 
 double CollectiveCoster::dense_allreduce_s(double bytes) {

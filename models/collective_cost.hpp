@@ -9,9 +9,12 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
+#include <utility>
 
 #include "models/scenario.hpp"
+#include "sim/collectives/collective.hpp"
 
 namespace trainsim::models {
 
@@ -39,13 +42,18 @@ class CollectiveCoster {
  public:
   // Collectives among the first `ranks` accelerators of the scenario's cluster, with its
   // communication settings (algorithm, compression, density, model) and gradient dtype.
-  CollectiveCoster(const Scenario& s, int ranks);
+  // `dtype`: what the collectives carry when it is not the gradients (tensor-parallel
+  // activations).
+  CollectiveCoster(const Scenario& s, int ranks, std::optional<sim::Dtype> dtype = std::nullopt);
 
   // Dense allreduce of one gradient bucket of `bytes`.
   double dense_allreduce_s(double bytes);
   // Channels (thread blocks, one per SM) the collective library runs that allreduce with: the
   // run's own count (sim/collectives channel_count), 1 without a library.
   int dense_allreduce_channels(double bytes);
+  // Any dense collective of `bytes` (the whole buffer: an all-gather's output, a
+  // reduce-scatter's input), priced as dense_allreduce_s is.
+  double dense_s(sim::collectives::Op op, double bytes);
   // Top-k / gTop-k exchange of `elements` gradients: the messages, merges and scatter-adds; the
   // selection is compute the step charges before it (with sim/collectives/kernels.hpp's costs).
   double sparse_allreduce_s(double elements);
@@ -62,7 +70,8 @@ class CollectiveCoster {
     double time_s = 0;
     int channels = 1;
   };
-  Priced priced(double bytes, bool sparse);
+  Priced priced(double bytes, bool sparse,
+                sim::collectives::Op op = sim::collectives::Op::allreduce);
   const Priced& dense(double bytes);
 
   const Scenario& s_;
@@ -70,7 +79,9 @@ class CollectiveCoster {
   bool flow_level_ = true;
   std::string model_name_;
   std::uint64_t events_ = 0;
+  std::optional<sim::Dtype> dtype_;
   std::map<double, Priced> dense_memo_;
+  std::map<std::pair<int, double>, double> op_memo_;
   std::map<double, double> sparse_memo_;
 };
 

@@ -1,29 +1,29 @@
 #include "models/training_step.hpp"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <numeric>
-#include <stdexcept>
-#include <string>
-#include <vector>
-
-#include <array>
 #include <deque>
 #include <map>
 #include <memory>
+#include <numeric>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "models/collective_cost.hpp"
 #include "models/input_pipeline.hpp"
 #include "models/kernel_plan.hpp"
-#include "models/parallel/pipeline_sim.hpp"
+#include "models/parallel/mesh_plan.hpp"
+#include "models/parallel/pipeline_schedule.hpp"
 #include "models/steady_state.hpp"
 #include "sim/collectives/kernels.hpp"
 #include "sim/collectives/process.hpp"
 #include "sim/config/limits.hpp"
 #include "sim/core/engine.hpp"
+#include "sim/core/input_error.hpp"
 #include "sim/hw/device_stream.hpp"
 #include "sim/hw/kernel.hpp"
 #include "sim/hw/stream.hpp"
@@ -36,45 +36,28 @@ namespace trainsim::models {
 namespace {
 
 using sim::Time;
+namespace col = sim::collectives;
 
-// Where the compute stream's time goes; busy categories and idle causes share one index space
-// (sim::DeviceStream accounts every instant to one of them).
+// Where a stage's compute stream time goes; busy categories and idle causes share one index
+// space (sim::DeviceStream accounts every instant to one of them).
 enum Category : int {
   kCompute = 0,  // forward and backward kernels (and Top-k selection)
   kRecompute,    // forwards re-run in backward
   kOptimizer,    // the optimizer step (with the gradient unscale)
+  kTpComm,       // tensor-parallel collectives, in line with the kernels
   kIdleHost,     // nothing launched yet: the framework's host thread is behind
   kIdleInput,    // the host waits for an input batch
   kIdleComm,     // the optimizer waits for the gradient collectives
+  kIdleBubble,   // waiting for another stage: an activation, a gradient, the optimizer sync
+  kIdleZero,     // waiting for a ZeRO parameter all-gather
+  kCategories
 };
 
-double activation_bytes_per_element(const Scenario& s) {
-  return sim::dtype_bytes(s.precision == sim::Dtype::fp8 ? sim::Dtype::bf16 : s.precision);
-}
-
-// Per-sample bytes kept for backward, with recomputation keeping only every sqrt(L)-th layer's
-// output plus one segment's activations at a time (Chen et al. 2016).
-double saved_bytes_per_sample(const Scenario& s) {
-  const double width = activation_bytes_per_element(s);
-  const auto& layers = s.model.layers;
-  const auto saved = [&](const Layer& l) { return l.saved_bytes(width, s.fused_attention); };
-  double all = 0;
-  for (const Layer& l : layers)
-    all += saved(l);
-  if (s.recompute != Recompute::full || layers.size() < 2) return all;
-  const std::size_t segment =
-      static_cast<std::size_t>(std::ceil(std::sqrt(static_cast<double>(layers.size()))));
-  double checkpoints = 0;
-  double worst_segment = 0;
-  for (std::size_t start = 0; start < layers.size(); start += segment) {
-    double seg = 0;
-    for (std::size_t i = start; i < std::min(layers.size(), start + segment); ++i)
-      seg += saved(layers[i]);
-    worst_segment = std::max(worst_segment, seg);
-    checkpoints += layers[start].input_elements * width;
-  }
-  return checkpoints + worst_segment;
-}
+// CUDA queues at most about 1024 pending launches per context; a host thread that gets further
+// ahead blocks in the launch call (estimate: NVIDIA CUDA C++ Programming Guide, "Asynchronous
+// Concurrent Execution", and the commonly measured 1024-entry pushbuffer depth). It bounds how far
+// a stage's host runs ahead of a device waiting on its neighbours.
+constexpr std::size_t kLaunchQueueDepth = 1024;
 
 std::string format_mb(double bytes) {
   char buf[32];
@@ -82,77 +65,139 @@ std::string format_mb(double bytes) {
   return buf;
 }
 
-// The launches of one micro-step, computed once: forward per layer, backward per layer (with its
-// recomputed forward first), the optimizer step.
-struct StepLaunches {
-  std::vector<std::vector<Launch>> forward;
-  std::vector<std::vector<Launch>> backward;
-  std::vector<Launch> optimizer;
-  std::vector<Launch> topk;  // Top-k selection before a sparse exchange
+double act_width(const Scenario& s) {
+  return sim::dtype_bytes(s.precision == sim::Dtype::fp8 ? sim::Dtype::bf16 : s.precision);
+}
+
+// The tensor-parallel collectives a layer runs in a pass (models/zoo tensor_parallel).
+const std::vector<TpCollective>& tp_collectives(const Layer& l, Pass pass) {
+  return pass == Pass::forward ? l.tp_fwd : l.tp_bwd;
+}
+
+col::Op tp_op(TpCollectiveOp op) {
+  switch (op) {
+    case TpCollectiveOp::allreduce:
+      return col::Op::allreduce;
+    case TpCollectiveOp::all_gather:
+      return col::Op::allgather;
+    case TpCollectiveOp::reduce_scatter:
+      return col::Op::reduce_scatter;
+  }
+  return col::Op::allreduce;
+}
+
+// A layer's work in one pass for one micro-batch size, launched as the framework launches it:
+// tensor-parallel collectives before (at_start) and after its kernels.
+struct PassWork {
+  std::vector<Launch> before;
+  std::vector<Launch> kernels;
+  std::vector<Launch> after;
 };
 
-StepLaunches plan_launches(const Scenario& s) {
-  StepLaunches p;
-  const double b = s.batch_per_replica;
-  for (const Layer& l : s.model.layers) {
-    p.forward.emplace_back();
-    layer_launches(s, l, Pass::forward, b, p.forward.back());
-    p.backward.emplace_back();
-    if (!s.inference) layer_launches(s, l, Pass::backward, b, p.backward.back());
-  }
-  if (!s.inference) {
-    optimizer_launches(s, static_cast<double>(s.model.params()), s.model.param_tensors(),
-                       p.optimizer);
-  }
-  if (s.comm.compression != "none" && s.data_parallel > 1 && !s.inference) {
-    // Selection reads gradient and residual, writes residual: priced by the collectives' kernel
-    // costs (sim/collectives/kernels), the one Top-k cost.
-    const double m = static_cast<double>(s.model.params());
-    sim::collectives::KernelCosts kc;
-    kc.accelerator = s.cluster.accelerator;
-    kc.host = s.cluster.host;
-    kc.dtype = sim::Dtype::fp32;
-    const double k = std::max(1.0, std::ceil(s.comm.density * m));
-    const double select_s = kc.residual_s(m) + kc.topk_select_s(m, k);
-    p.topk.push_back({"top-k selection", sim::KernelClass::topk,
-                      select_s + s.cluster.accelerator.kernel_launch_overhead_s,
-                      s.framework.graph_launch ? 0 : s.framework.host_backward_per_kernel_s, 1});
-  }
-  return p;
-}
+struct LayerWork {
+  PassWork forward;
+  PassWork backward;
+  PassWork recompute;  // what backward re-runs first (empty without recomputation)
+};
+
+// Which pipeline chunk a layer belongs to, and the global chunk index of a stage's local one.
+struct MeshShape {
+  int stages = 1;
+  int chunks_per_stage = 1;
+  int chunks() const { return stages * chunks_per_stage; }
+  int global(int stage, int local) const { return local * stages + stage; }
+};
 
 // Where the step's traffic runs on a network of its own engine (so that it contends): without
 // peer-to-peer, intra-node collective messages are staged through host memory over the host
-// links the input batches' host-to-device copies also use. Restricted to collectives within the
-// replica's node (ranks <= accelerators per node), priced flow-level, with contention on; every
-// other case prices each collective standalone (CollectiveCoster), which costs one run per
-// distinct bucket size instead of one per bucket per step.
+// links the input batches' host-to-device copies also use. Restricted to one stage of plain
+// data-parallel collectives within the replica's node, priced flow-level, with contention on;
+// every other case prices each collective standalone (CollectiveCoster), which costs one run per
+// distinct size instead of one per bucket per step.
 bool uses_step_network(const Scenario& s) {
   return s.comm.contention && s.comm.model == CommModel::flow_level && !s.cluster.p2p &&
          !s.inference && s.comm.compression == "none" && s.data_parallel > 1 &&
-         s.data_parallel <= s.cluster.accelerators_per_node;
+         s.data_parallel <= s.cluster.accelerators_per_node && s.pipeline_stages == 1 &&
+         s.tensor_parallel == 1 && s.zero == 0;
 }
 
-class ReplicaSim {
+// A scenario whose cluster is a communication group's view (mesh_plan.hpp group_view), for the
+// costers that price that group's collectives.
+Scenario group_scenario(const Scenario& s, int size, int stride) {
+  Scenario g = s;
+  g.cluster = group_view(s.cluster, size, stride);
+  return g;
+}
+
+class MeshSim {
  public:
-  ReplicaSim(const Scenario& s, sim::TraceRecorder* trace)
+  MeshSim(const Scenario& s, const MeshPlan& plan, sim::TraceRecorder* trace)
       : s_(s),
+        plan_(plan),
         trace_(trace),
-        host_(engine_),
-        compute_(engine_, kIdleHost),
-        comm_(engine_),
-        h2d_(engine_),
-        workers_(engine_),
-        comm_gate_(kIdleComm),
-        collectives_(s, s.data_parallel),
-        launches_(plan_launches(s)) {
+        shape_{s.pipeline_stages, s.virtual_stages},
+        total_micro_(s.microbatches * s.grad_accum),
+        dp_scenario_(group_scenario(s, s.data_parallel, mesh_strides(s).data)),
+        tp_scenario_(tp_group_scenario(s)),
+        dp_(dp_scenario_, s.data_parallel),
+        tp_(tp_scenario_, s.tensor_parallel, activation_dtype(s)),
+        link_(stage_link(s)) {
     grad_bytes_ = gradient_bytes_per_param(s);
     ranks_ = s.data_parallel;
+    big_micro_ = static_cast<int>(plan.batch % s.microbatches);
+    sizes_[0] = static_cast<double>(plan.batch / s.microbatches);
+    sizes_[1] = static_cast<double>((plan.batch + s.microbatches - 1) / s.microbatches);
+    build_work();
+    const int k_stages = shape_.stages;
+    for (int k = 0; k < k_stages; ++k) {
+      stages_.push_back(std::make_unique<StageDev>(engine_));
+      StageDev& st = *stages_.back();
+      st.ops = stage_schedule(s.schedule, k, k_stages, s.microbatches, s.grad_accum, s.inference,
+                              s.virtual_stages);
+      // The last backward of each local chunk in a step reduces that chunk's gradients.
+      st.last_backward.assign(static_cast<std::size_t>(shape_.chunks_per_stage), -1);
+      for (std::size_t i = 0; i < st.ops.size(); ++i) {
+        if (!st.ops[i].forward)
+          st.last_backward[static_cast<std::size_t>(st.ops[i].chunk)] = static_cast<int>(i);
+      }
+      double params = 0;
+      int tensors = 0;
+      for (const Chunk& c : plan.chunks) {
+        if (c.stage != k) continue;
+        params += static_cast<double>(c.params);
+        tensors += c.param_tensors;
+      }
+      st.params = params;
+      if (!s.inference) {
+        // ZeRO's optimizer updates this rank's 1/dp shard of the stage's parameters.
+        const double shard = s.zero >= 1 ? s.data_parallel : 1.0;
+        optimizer_launches(s, params / shard, tensors, st.optimizer);
+      }
+    }
+    if (!s.inference && s.comm.compression != "none" && ranks_ > 1) plan_topk();
+    const int gated_steps = s.steps;
+    if (shape_.chunks() > 1) {
+      // One arrival gate per (step, chunk, micro-batch, direction), armed for its one arrival.
+      const std::size_t n = static_cast<std::size_t>(gated_steps) *
+                            static_cast<std::size_t>(shape_.chunks()) *
+                            static_cast<std::size_t>(total_micro_) * 2;
+      for (std::size_t i = 0; i < n; ++i) {
+        arrival_gates_.emplace_back(kIdleBubble);
+        arrival_gates_.back().add();
+      }
+    }
+    for (int i = 0; i < gated_steps; ++i) {
+      sync_gates_.emplace_back(kIdleBubble);
+      sync_gates_.back().add(k_stages);
+    }
     step_end_.reserve(static_cast<std::size_t>(s.steps));
-    // Replicas on one host share its pipeline workers and its storage bandwidth.
-    stages_ = upstream_stages(s, s.batch_per_replica,
-                              std::min(s.cluster.accelerators_per_node, s.data_parallel));
-    h2d_s_ = h2d_batch_s(s, s.batch_per_replica);
+    // Replicas on one host share its pipeline workers and its storage bandwidth; each host feeds
+    // the replicas whose first stage it holds.
+    const int first_stages_per_host =
+        std::max(1, s.cluster.accelerators_per_node / std::max(1, s.model_parallel()));
+    upstream_ = upstream_stages(s, static_cast<double>(plan.batch),
+                                std::min(first_stages_per_host, s.data_parallel));
+    h2d_s_ = h2d_batch_s(s, static_cast<double>(plan.batch));
     if (uses_step_network(s)) {
       // The replica's node as a network of the step's own engine: its collectives' staged
       // messages and its host-to-device copies are flows on the same host links.
@@ -164,74 +209,265 @@ class ReplicaSim {
       // adjacency_list copies rather than moves (ASan: use after free of the copied-from edges).
       topology_.reset(new sim::ClusterTopology(sim::build_cluster_topology(node_cluster_)));
       net_ = std::make_unique<sim::FlowNetwork>(engine_, topology_->topology);
-      h2d_bytes_ = h2d_batch_bytes(s, s.batch_per_replica);
+      h2d_bytes_ = h2d_batch_bytes(s, static_cast<double>(plan.batch));
     }
-    if (trace_ != nullptr) {
-      // One replica is simulated; the others are identical, so its tracks stand for all.
-      compute_track_ = trace_->track("replica 0 / gpu0", "compute");
-      compute_.trace_to(*trace_, compute_track_);
-      comm_track_ = trace_->track("replica 0 / gpu0", "comm (gradient collectives)");
-      comm_.trace_to(*trace_, comm_track_);
-      h2d_track_ = trace_->track("replica 0 / gpu0", "h2d copy");
-      h2d_.trace_to(*trace_, h2d_track_);
-      host_.trace_to(*trace_, trace_->track("replica 0 / host0", "framework thread (launches)"));
-      workers_.trace_to(*trace_, trace_->track("replica 0 / host0", "input workers"));
-      link_track_ = trace_->track("links", ring_path_name(s.cluster, ranks_) + " (collectives)");
-    }
+    if (trace_ != nullptr) setup_trace();
   }
 
   StepReport run() {
     const auto wall0 = std::chrono::steady_clock::now();
     if (s_.input.enabled) produce();
-    host_step();
+    for (int k = 0; k < shape_.stages; ++k)
+      host_step(k);
     engine_.run();
     StepReport r;
     r.step_time_s = steady_step_time_s(step_end_, s_.steps, s_.warmup_steps, "simulation");
     const int measured = s_.steps - s_.warmup_steps;
-    const auto diff = [&](int c) {
-      return (end_totals_[static_cast<std::size_t>(c)] -
-              start_totals_[static_cast<std::size_t>(c)]) /
-             measured;
-    };
-    r.breakdown.compute_s = diff(kCompute);
-    r.breakdown.recompute_s = diff(kRecompute);
-    r.breakdown.optimizer_s = diff(kOptimizer);
-    r.breakdown.host_s = diff(kIdleHost);
-    r.breakdown.input_stall_s = diff(kIdleInput);
-    r.breakdown.exposed_comm_s = diff(kIdleComm);
-    r.comm_time_s = (comm_end_s_ - comm_start_s_) / measured;
-    r.comm_interference_s = (interference_end_s_ - interference_start_s_) / measured;
+    const double k_stages = shape_.stages;
+    for (int k = 0; k < shape_.stages; ++k) {
+      const StageDev& st = stage(k);
+      const auto diff = [&](int c) {
+        return (st.end.totals[static_cast<std::size_t>(c)] -
+                st.start.totals[static_cast<std::size_t>(c)]) /
+               measured;
+      };
+      StageReport sr;
+      sr.stage = k;
+      const double parts[kCategories] = {diff(kCompute),  diff(kRecompute),  diff(kOptimizer),
+                                         diff(kTpComm),   diff(kIdleHost),   diff(kIdleInput),
+                                         diff(kIdleComm), diff(kIdleBubble), diff(kIdleZero)};
+      double sum = 0;
+      for (double p : parts)
+        sum += p;
+      // The stage's window is the global one: an item running across its edges (another stage
+      // ended the step) is counted where it finished; the difference, at most one kernel per
+      // measured window, goes to compute so that the parts add up to the step time.
+      const double edge = r.step_time_s - sum;
+      Breakdown& b = r.breakdown;
+      b.compute_s += (parts[kCompute] + edge) / k_stages;
+      b.recompute_s += parts[kRecompute] / k_stages;
+      b.optimizer_s += parts[kOptimizer] / k_stages;
+      b.tp_comm_s += parts[kTpComm] / k_stages;
+      b.host_s += parts[kIdleHost] / k_stages;
+      b.input_stall_s += parts[kIdleInput] / k_stages;
+      b.exposed_comm_s += parts[kIdleComm] / k_stages;
+      b.bubble_s += parts[kIdleBubble] / k_stages;
+      b.zero_comm_s += parts[kIdleZero] / k_stages;
+      sr.busy_s = parts[kCompute] + edge + parts[kRecompute] + parts[kOptimizer] + parts[kTpComm];
+      sr.bubble_s = parts[kIdleBubble];
+      sr.allreduce_s = (st.end.comm_s - st.start.comm_s) / measured;
+      r.comm_time_s += sr.allreduce_s / k_stages;
+      r.comm_interference_s +=
+          (st.end.interference_s - st.start.interference_s) / measured / k_stages;
+      r.kernels_per_step +=
+          static_cast<double>(st.end.kernels - st.start.kernels) / measured / k_stages;
+      r.host_busy_s += (st.end.host_s - st.start.host_s) / measured / k_stages;
+      r.stages.push_back(sr);
+    }
     const double copies = h2d_copies_end_ - h2d_copies_start_;
     r.h2d_copy_s = net_ && copies > 0 ? (h2d_busy_end_s_ - h2d_busy_start_s_) / copies : h2d_s_;
     r.gradient_bytes = s_.inference ? 0 : static_cast<double>(s_.model.params()) * grad_bytes_;
     r.buckets = buckets_per_step_;
-    r.kernels_per_step = static_cast<double>(kernels_end_ - kernels_start_) / measured;
-    r.host_busy_s = (host_end_s_ - host_start_s_) / measured;
-    r.upstream_batch_s = stages_.total_s();
+    r.upstream_batch_s = upstream_.total_s();
     r.h2d_batch_s = h2d_s_;
     r.echo_factor = s_.input.enabled ? s_.input.echo_factor : 1;
     r.fresh_sample_fraction = 1.0 / r.echo_factor;
-    // Engine events plus those of the flow-level collective runs that priced the buckets.
-    r.events = engine_.stats().events_executed + collectives_.events();
+    // Engine events plus those of the flow-level collective runs that priced the collectives.
+    r.events = engine_.stats().events_executed + dp_.events() + tp_.events();
     r.collective_model =
-        net_ && ranks_ > 1 ? "flow-level (in-step network of the node)" : collectives_.model_name();
+        net_ && ranks_ > 1 ? "flow-level (in-step network of the node)" : dp_.model_name();
+    if (s_.tensor_parallel > 1 && dp_.model_name() == "none") r.collective_model = tp_.model_name();
     r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
     return r;
   }
 
- private:
-  Time dur(double seconds) const { return Time::from_seconds(seconds); }
-  // Trace labels live as long as the simulation; none are built without a trace.
-  std::string_view keep(std::string label) {
-    labels_.push_back(std::move(label));
-    return labels_.back();
+  // Per-micro-batch times of each stage (the largest micro-batch), for the stage lines.
+  void stage_costs(std::vector<StageReport>& out) const {
+    for (std::size_t ci = 0; ci < plan_.chunks.size(); ++ci) {
+      const Chunk& c = plan_.chunks[ci];
+      StageReport& sr = out[static_cast<std::size_t>(c.stage)];
+      for (int i = c.first_layer; i < c.first_layer + c.layers; ++i) {
+        const LayerWork& w = work_[1][static_cast<std::size_t>(i)];
+        sr.forward_s += pass_s(w.forward);
+        sr.backward_s += pass_s(w.backward);
+        sr.recompute_s += pass_s(w.recompute);
+      }
+      if (static_cast<int>(ci) + 1 < shape_.chunks()) {
+        sr.send_bytes += send_bytes(static_cast<int>(ci), 1);
+        sr.send_s += send_s(static_cast<int>(ci), 1);
+      }
+    }
   }
 
-  // The host thread launches one kernel (or a run of `count` identical ones): after its host
-  // time the kernel joins the device queue. A run is launched as its first kernel followed by
-  // the rest at the pace of the slower of host and device.
-  void dispatch(const Launch& l, int category, std::string_view label, sim::Gate* gate,
+ private:
+  struct Snapshot {
+    std::array<double, sim::DeviceStream::kMaxCategories> totals{};
+    double comm_s = 0;
+    double host_s = 0;
+    double interference_s = 0;
+    std::uint64_t kernels = 0;
+  };
+
+  struct StageDev {
+    explicit StageDev(sim::Engine& e)
+        : host(e), compute(e, kIdleHost), comm(e), send_fwd(e), send_bwd(e), comm_gate(kIdleComm) {}
+    sim::Stream host;  // the framework's dispatching thread
+    sim::DeviceStream compute;
+    sim::Stream comm;      // data-parallel collectives (and ZeRO gathers)
+    sim::Stream send_fwd;  // activations to the next chunk's stage
+    sim::Stream send_bwd;  // gradients to the previous chunk's stage
+    sim::Gate comm_gate;
+    std::vector<PipeOp> ops;
+    std::vector<int> last_backward;  // per local chunk: index in ops of its last backward
+    std::vector<Launch> optimizer;
+    double params = 0;
+    std::size_t next_op = 0;
+    int host_step = 0;    // the step the host is launching (0-based)
+    int device_step = 0;  // steps whose optimizer finished on the device
+    bool host_waits_step_end = false;
+    double bucket = 0;
+    double comm_busy_s = 0;            // on the in-step network
+    std::deque<sim::Gate> zero_gates;  // ZeRO: per gather, armed for its one completion
+    std::deque<std::string> labels;
+    struct Pending {
+      Time duration;
+      int category;
+      std::string_view label;
+      sim::Gate* gate;
+      sim::DeviceStream::Done on_done;
+      bool memory_bound;
+    };
+    std::deque<Pending> pending;  // launched by the host, not yet handed to the device
+    sim::TraceRecorder::TrackId compute_track = 0;
+    sim::TraceRecorder::TrackId comm_track = 0;
+    Snapshot start;
+    Snapshot end;
+  };
+
+  static sim::Dtype activation_dtype(const Scenario& s) {
+    return s.precision == sim::Dtype::fp8 ? sim::Dtype::bf16 : s.precision;
+  }
+  static Scenario tp_group_scenario(const Scenario& s) {
+    Scenario g = group_scenario(s, s.tensor_parallel, mesh_strides(s).tensor);
+    // NCCL picks the algorithm for activations' collectives; the gradient algorithm is the
+    // scenario's choice for the data-parallel ones.
+    g.comm.algorithm = "auto";
+    return g;
+  }
+
+  StageDev& stage(int k) { return *stages_[static_cast<std::size_t>(k)]; }
+  const StageDev& stage(int k) const { return *stages_[static_cast<std::size_t>(k)]; }
+  Time dur(double seconds) const { return Time::from_seconds(seconds); }
+  bool measuring() const { return static_cast<int>(step_end_.size()) >= s_.warmup_steps; }
+  // Micro-batch j's size class: the first N mod M of each round have ceil(N/M) samples.
+  int size_class(int j) const {
+    return (j % s_.microbatches) < big_micro_ || big_micro_ == 0 ? 1 : 0;
+  }
+  std::string_view keep(StageDev& st, std::string label) {
+    st.labels.push_back(std::move(label));
+    return st.labels.back();
+  }
+
+  // ---- the work, computed once per layer and micro-batch size ----
+  static double pass_s(const PassWork& w) {
+    return device_seconds(w.before) + device_seconds(w.kernels) + device_seconds(w.after);
+  }
+
+  void tp_launches(const Layer& l, Pass pass, double n, PassWork& w) {
+    if (s_.tensor_parallel < 2) return;
+    const double host = s_.framework.graph_launch ? 0
+                        : pass == Pass::forward   ? s_.framework.host_forward_per_kernel_s
+                                                  : s_.framework.host_backward_per_kernel_s;
+    for (const TpCollective& c : tp_collectives(l, pass)) {
+      const double bytes = c.elements_per_sample * n * act_width(s_);
+      const double t = tp_.dense_s(tp_op(c.op), bytes);
+      (c.at_start ? w.before : w.after)
+          .push_back({c.what, sim::KernelClass::elementwise, t, host, 1});
+    }
+  }
+
+  void build_work() {
+    const ZooModel& m = plan_.rank_model;
+    for (int z = 0; z < 2; ++z) {
+      const double n = sizes_[z];
+      auto& layers = work_[z];
+      layers.resize(m.layers.size());
+      if (n <= 0) continue;
+      for (std::size_t i = 0; i < m.layers.size(); ++i) {
+        const Layer& l = m.layers[i];
+        LayerWork& w = layers[i];
+        layer_launches(s_, l, Pass::forward, n, w.forward.kernels);
+        tp_launches(l, Pass::forward, n, w.forward);
+        if (s_.inference) continue;
+        layer_launches(s_, l, Pass::backward, n, w.backward.kernels);
+        tp_launches(l, Pass::backward, n, w.backward);
+        if (s_.recompute == Recompute::full) {
+          w.recompute = w.forward;
+        } else if (s_.recompute == Recompute::selective && !s_.fused_attention) {
+          // Selective recomputation re-runs the score-sized attention kernels only
+          // (Korthikanti et al. 2022, Sec. 5): the unfused-only kernels of the entry.
+          Layer core = l;
+          core.params = 0;
+          core.param_tensors = 0;
+          core.fwd_kernels.clear();
+          for (const KernelSpec& k : l.fwd_kernels) {
+            if (k.form == AttentionForm::unfused_only) core.fwd_kernels.push_back(k);
+          }
+          if (!core.fwd_kernels.empty())
+            layer_launches(s_, core, Pass::forward, n, w.recompute.kernels);
+        }
+      }
+    }
+  }
+
+  void plan_topk() {
+    // Selection reads gradient and residual, writes residual: priced by the collectives' kernel
+    // costs (sim/collectives/kernels), the one Top-k cost.
+    const double m = static_cast<double>(s_.model.params());
+    col::KernelCosts kc;
+    kc.accelerator = s_.cluster.accelerator;
+    kc.host = s_.cluster.host;
+    kc.dtype = sim::Dtype::fp32;
+    const double k = std::max(1.0, std::ceil(s_.comm.density * m));
+    const double select_s = kc.residual_s(m) + kc.topk_select_s(m, k);
+    topk_.push_back({"top-k selection", sim::KernelClass::topk,
+                     select_s + s_.cluster.accelerator.kernel_launch_overhead_s,
+                     s_.framework.graph_launch ? 0 : s_.framework.host_backward_per_kernel_s, 1});
+  }
+
+  // ---- sends between stages ----
+  double send_bytes(int global_chunk, int z) const {
+    const Chunk& c = plan_.chunks[static_cast<std::size_t>(global_chunk)];
+    const Layer& last =
+        plan_.rank_model.layers[static_cast<std::size_t>(c.first_layer + c.layers - 1)];
+    // Megatron-LM sends each tensor-parallel rank's 1/tp slice and all-gathers it on arrival
+    // (scatter-gather optimisation, Narayanan et al. 2021 Sec. 4.1); the output is replicated
+    // across the group without sequence parallelism.
+    return sizes_[z] * last.output_elements * act_width(s_) / s_.tensor_parallel;
+  }
+  double send_s(int global_chunk, int z) const {
+    if (shape_.chunks() < 2) return 0;
+    return link_.latency_s + send_bytes(global_chunk, z) / link_.bw_bytes_per_s;
+  }
+
+  sim::Gate& arrival_gate(int step, int global_chunk, int micro, bool gradient) {
+    const std::size_t i =
+        ((static_cast<std::size_t>(step) * static_cast<std::size_t>(shape_.chunks()) +
+          static_cast<std::size_t>(global_chunk)) *
+             static_cast<std::size_t>(total_micro_) +
+         static_cast<std::size_t>(micro)) *
+            2 +
+        (gradient ? 1 : 0);
+    return arrival_gates_[i];
+  }
+
+  // ---- the host thread ----
+  // The host launches one kernel (or a run of `count` identical ones): after its host time the
+  // kernel joins the device queue. A run is launched as its first kernel followed by the rest at
+  // the pace of the slower of host and device.
+  void dispatch(int k, const Launch& l, int category, std::string_view label, sim::Gate* gate,
                 sim::DeviceStream::Done on_done) {
+    StageDev& st = stage(k);
     const std::string_view host_label = trace_ != nullptr ? label : std::string_view();
     double device_s = l.device_s;
     if (l.count > 1) {
@@ -239,15 +475,28 @@ class ReplicaSim {
       device_s = std::max(l.count * l.device_s, rest * l.host_s + l.device_s);
     }
     // Host items finish in submission order, so each launch takes the oldest pending kernel.
-    pending_.push_back(
+    st.pending.push_back(
         {dur(device_s), category, label, gate, std::move(on_done), !sim::is_compute_class(l.cls)});
-    host_.submit(dur(l.host_s), host_label, "launch", [this] {
-      Pending p = std::move(pending_.front());
-      pending_.pop_front();
-      compute_.enqueue(p.duration, p.category, p.label, trace_category(p.category),
+    st.host.submit(dur(l.host_s), host_label, "launch", [this, k] { hand_to_device(k); });
+    if (l.count > 1) st.host.submit(dur((l.count - 1) * l.host_s), {}, {}, {});
+  }
+
+  // A zero-length device item behind everything launched so far: waits on `gate` (accounting
+  // the wait to the gate's cause) and then calls `on_done`.
+  void device_marker(int k, sim::Gate* gate, sim::DeviceStream::Done on_done,
+                     int category = kCompute) {
+    StageDev& st = stage(k);
+    st.pending.push_back({Time::zero(), category, {}, gate, std::move(on_done), false});
+    st.host.submit(Time::zero(), [this, k] { hand_to_device(k); });
+  }
+
+  // The oldest launched item joins the device queue (host items finish in submission order).
+  void hand_to_device(int k) {
+    StageDev& sd = stage(k);
+    StageDev::Pending p = std::move(sd.pending.front());
+    sd.pending.pop_front();
+    sd.compute.enqueue(p.duration, p.category, p.label, trace_category(p.category),
                        std::move(p.on_done), p.gate, p.memory_bound);
-    });
-    if (l.count > 1) host_.submit(dur((l.count - 1) * l.host_s), {}, {}, {});
   }
 
   static std::string_view trace_category(int category) {
@@ -256,18 +505,424 @@ class ReplicaSim {
         return "recompute";
       case kOptimizer:
         return "optimizer";
+      case kTpComm:
+        return "tp comm";
       default:
         return "compute";
     }
   }
 
-  std::string_view label(const char* pass, const std::string& layer, const Launch& l) {
+  std::string_view label(int k, const char* pass, const std::string& layer, const Launch& l) {
     if (trace_ == nullptr) return {};
-    return keep(std::string(pass) + " " + layer + ": " + l.what +
-                (l.count > 1 ? " x" + std::to_string(l.count) : std::string()));
+    return keep(stage(k), std::string(pass) + " " + layer + ": " + l.what +
+                              (l.count > 1 ? " x" + std::to_string(l.count) : std::string()));
   }
 
-  bool measuring() const { return static_cast<int>(step_end_.size()) >= s_.warmup_steps; }
+  void host_step(int k) {
+    StageDev& st = stage(k);
+    if (st.host_step == s_.steps) return;
+    st.next_op = 0;
+    host_next(k);
+  }
+
+  // Launches the stage's next op (a forward or backward of one micro-batch through one chunk),
+  // then continues with the next once the host has launched it.
+  void host_next(int k) {
+    StageDev& st = stage(k);
+    if (st.next_op == st.ops.size()) {
+      if (s_.inference) {
+        device_marker(k, nullptr, [this, k] { stage_step_done(k); });
+        host_end_of_step(k);
+        return;
+      }
+      host_after_backward(k);
+      return;
+    }
+    if (st.compute.queued() >= kLaunchQueueDepth) {
+      st.compute.wake_below(kLaunchQueueDepth, [this, k] { host_next(k); });
+      return;
+    }
+    const PipeOp op = st.ops[st.next_op];
+    const int g = shape_.global(k, op.chunk);
+    if (op.forward && g == 0 && s_.input.enabled && op.micro % s_.microbatches == 0) {
+      if (ready_batches_ == 0) {
+        host_waiting_input_ = true;
+        st.compute.set_empty_queue_cause(kIdleInput);
+        return;
+      }
+      --ready_batches_;
+      produce();
+      st.compute.set_empty_queue_cause(kIdleHost);
+    }
+    if (st.next_op == 0) {
+      // Once per step: the data-loader hand-off, zero_grad and the loop's own work.
+      st.host.submit(dur(s_.framework.host_per_step_s), trace_ != nullptr ? "step overhead" : "",
+                     "host", {});
+    }
+    const int step = st.host_step;
+    const std::size_t index = st.next_op++;
+    if (op.forward) {
+      launch_forward(k, step, g, op.micro);
+    } else {
+      launch_backward(
+          k, step, g, op.micro,
+          static_cast<int>(index) == st.last_backward[static_cast<std::size_t>(op.chunk)]);
+    }
+    st.host.submit(Time::zero(), [this, k] { host_next(k); });
+  }
+
+  // ZeRO-3: the host issues the all-gather of a layer's parameters on the communication stream
+  // ahead of its kernels (FSDP's prefetch), and its first kernel waits for it.
+  sim::Gate* zero_gather(int k, const Layer& l) {
+    if (s_.zero < 3 || s_.data_parallel < 2 || l.params == 0) return nullptr;
+    StageDev& st = stage(k);
+    st.zero_gates.emplace_back(kIdleZero);
+    sim::Gate* gate = &st.zero_gates.back();
+    gate->add();
+    const double bytes = static_cast<double>(l.params) * sim::dtype_bytes(activation_dtype(s_));
+    const double t = dp_.dense_s(col::Op::allgather, bytes);
+    st.host.submit(Time::zero(), [this, k, gate, t] {
+      StageDev& sd = stage(k);
+      sd.comm.submit(dur(t), trace_ != nullptr ? "zero all-gather" : "", "comm",
+                     [gate] { gate->done(); });
+    });
+    return gate;
+  }
+
+  void launch_pass(int k, const PassWork& w, int category, const char* what, const Layer& layer,
+                   sim::Gate* gate, sim::DeviceStream::Done on_done) {
+    // The first item waits on `gate`; `on_done` fires after the last.
+    std::size_t left = w.before.size() + w.kernels.size() + w.after.size();
+    const auto one = [&](const Launch& l, int cat) {
+      --left;
+      sim::Gate* g = gate;
+      gate = nullptr;
+      dispatch(k, l, cat, label(k, what, layer.name, l), g,
+               left == 0 ? std::move(on_done) : sim::DeviceStream::Done());
+    };
+    for (const Launch& l : w.before)
+      one(l, kTpComm);
+    for (const Launch& l : w.kernels)
+      one(l, category);
+    for (const Launch& l : w.after)
+      one(l, kTpComm);
+    if (left == 0 && (gate != nullptr || on_done)) device_marker(k, gate, std::move(on_done));
+  }
+
+  void launch_forward(int k, int step, int g, int micro) {
+    const Chunk& c = plan_.chunks[static_cast<std::size_t>(g)];
+    const auto& layers = plan_.rank_model.layers;
+    const auto& work = work_[size_class(micro)];
+    sim::Gate* in = g > 0 ? &arrival_gate(step, g, micro, false) : nullptr;
+    for (int i = c.first_layer; i < c.first_layer + c.layers; ++i) {
+      const Layer& layer = layers[static_cast<std::size_t>(i)];
+      if (sim::Gate* z = zero_gather(k, layer)) {
+        if (in != nullptr) device_marker(k, in, {});
+        in = z;
+      }
+      const bool last = i + 1 == c.first_layer + c.layers;
+      sim::DeviceStream::Done done;
+      if (last && g + 1 < shape_.chunks()) {
+        done = [this, k, step, g, micro] { send(k, step, g, micro, true); };
+      }
+      launch_pass(k, work[static_cast<std::size_t>(i)].forward, kCompute, "fwd", layer, in,
+                  std::move(done));
+      in = nullptr;
+    }
+  }
+
+  void launch_backward(int k, int step, int g, int micro, bool last_of_chunk) {
+    StageDev& st = stage(k);
+    const Chunk& c = plan_.chunks[static_cast<std::size_t>(g)];
+    const auto& layers = plan_.rank_model.layers;
+    const auto& work = work_[size_class(micro)];
+    sim::Gate* in = g + 1 < shape_.chunks() ? &arrival_gate(step, g, micro, true) : nullptr;
+    const bool dense = s_.comm.compression == "none";
+    // Gradient accumulation reduces only the last micro-batch's gradients (DDP's no_sync,
+    // Megatron's distributed optimizer); ZeRO-2/3 keep only their shard, so every backward
+    // reduce-scatters (DeepSpeed stage 2, FSDP without no_sync).
+    const bool reduces = !s_.inference && dense && ranks_ > 1 && (last_of_chunk || s_.zero >= 2);
+    for (int i = c.first_layer + c.layers; i-- > c.first_layer;) {
+      const Layer& layer = layers[static_cast<std::size_t>(i)];
+      const LayerWork& w = work[static_cast<std::size_t>(i)];
+      if (sim::Gate* z = zero_gather(k, layer)) {
+        if (in != nullptr) device_marker(k, in, {});
+        in = z;
+      }
+      if (!w.recompute.kernels.empty()) {
+        launch_pass(k, w.recompute, kRecompute, "recompute", layer, in, {});
+        in = nullptr;
+      }
+      st.bucket += static_cast<double>(layer.params) * grad_bytes_;
+      const bool flush = reduces && (st.bucket >= s_.comm.bucket_bytes ||
+                                     (i == c.first_layer && st.bucket > 0) || s_.zero >= 3);
+      const bool first_layer = i == c.first_layer;
+      sim::DeviceStream::Done done;
+      const double bytes = st.bucket;
+      const bool send_back = first_layer && g > 0;
+      if (flush || send_back) {
+        done = [this, k, step, g, micro, flush, send_back, bytes] {
+          if (flush) bucket_ready(k, bytes);
+          if (send_back) send(k, step, g, micro, false);
+        };
+      }
+      launch_pass(k, w.backward, kCompute, "bwd", layer, in, std::move(done));
+      in = nullptr;
+      if (flush || !reduces) st.bucket = 0;
+    }
+  }
+
+  // An activation (forward) or gradient (backward) leaves chunk g for its neighbour's stage.
+  void send(int k, int step, int g, int micro, bool forward) {
+    StageDev& st = stage(k);
+    const int z = size_class(micro);
+    const int from = forward ? g : g - 1;  // the boundary after chunk `from`
+    const double t = send_s(from, z);
+    sim::Gate* gate = &arrival_gate(step, forward ? g + 1 : g - 1, micro, !forward);
+    (forward ? st.send_fwd : st.send_bwd)
+        .submit(dur(t), trace_ != nullptr ? (forward ? "send activations" : "send gradients") : "",
+                "transfer", [gate] { gate->done(); });
+  }
+
+  // ---- the data-parallel collectives ----
+  void bucket_ready(int k, double bytes) {
+    if (s_.comm.overlap) {
+      submit_collective(k, bytes);
+    } else {
+      deferred_[static_cast<std::size_t>(k)].push_back(bytes);
+    }
+  }
+
+  void submit_collective(int k, double bytes) {
+    StageDev& st = stage(k);
+    const col::Op op = s_.zero >= 1 ? col::Op::reduce_scatter : col::Op::allreduce;
+    const double t = dp_.dense_s(op, bytes);
+    if (step_end_.empty() && k == 0) ++buckets_per_step_;
+    st.comm_gate.add();
+    if (net_) {
+      comm_queue_.push_back(bytes);
+      start_collective();
+      return;
+    }
+    const Time start = st.comm.busy_until() > engine_.now() ? st.comm.busy_until() : engine_.now();
+    if (s_.comm.contention) share_device(k, bytes, start, t);
+    const std::string what =
+        trace_ == nullptr ? std::string()
+                          : std::string(op == col::Op::allreduce ? s_.comm.algorithm + " allreduce "
+                                                                 : "reduce-scatter ") +
+                                format_mb(bytes) + " x " + std::to_string(ranks_) + " ranks";
+    if (trace_ != nullptr && k == 0)
+      trace_->span(link_track_, keep(st, what), "link", start, start + dur(t));
+    st.comm.submit(dur(t), trace_ != nullptr ? keep(st, what) : std::string_view(), "comm",
+                   [this, k] { stage(k).comm_gate.done(); });
+  }
+
+  // On the step's network the comm stream runs one bucket's CollectiveProcess at a time (NCCL
+  // kernels on one stream run in order); its duration comes out of the flows it shares.
+  void start_collective() {
+    if (collective_running_ || comm_queue_.empty()) return;
+    const double bytes = comm_queue_.front();
+    comm_queue_.pop_front();
+    auto [it, fresh] = plans_.try_emplace(bytes);
+    if (fresh) {
+      col::CollectiveSpec spec;
+      spec.op = col::Op::allreduce;
+      spec.algorithm = col::parse_algorithm(s_.comm.algorithm, "communication.algorithm");
+      spec.bytes = bytes;
+      spec.dtype = dp_.gradient_dtype();
+      spec.ranks = ranks_;
+      it->second = col::plan_collective(node_cluster_, spec);
+    }
+    // Processes finished before the one that just completed (whose callback may be running) are
+    // no longer referenced by the engine.
+    while (processes_.size() > 1 && processes_.front()->finished())
+      processes_.pop_front();
+    collective_running_ = true;
+    // The device share is declared at the start for the standalone run's duration (the
+    // contended one is known only at the end).
+    if (s_.comm.contention) share_device(0, bytes, engine_.now(), dp_.dense_allreduce_s(bytes));
+    processes_.push_back(
+        std::make_unique<col::CollectiveProcess>(engine_, *net_, *layout_, it->second));
+    col::CollectiveProcess* p = processes_.back().get();
+    p->start([this, p, bytes] {
+      collective_running_ = false;
+      StageDev& st = stage(0);
+      st.comm_busy_s += p->duration_s();
+      if (trace_ != nullptr) {
+        const std::string what = s_.comm.algorithm + " allreduce " + format_mb(bytes) + " x " +
+                                 std::to_string(ranks_) + " ranks";
+        trace_->span(st.comm_track, keep(st, what), "comm", p->start_time(), p->finish_time());
+        trace_->span(link_track_, keep(st, what), "link", p->start_time(), p->finish_time());
+      }
+      st.comm_gate.done();
+      start_collective();
+    });
+  }
+
+  // The collective's kernel shares the device with the compute it overlaps. NCCL launches one
+  // thread block per channel (NVIDIA/nccl src/enqueue.cc, ncclLaunchKernel: `dim3 grid =
+  // {(unsigned)nChannels, 1, 1}`; the NCCL docs' NCCL_MIN_CTAS / NCCL_MAX_CTAS bound the same
+  // count), and a block holds its SM for the whole collective, so compute kernels run on
+  // compute_units - channels SMs. Its reductions stream (P-1)/P of the bucket through DRAM per
+  // rank (read 2, write 1, as sim/collectives/kernels.hpp prices them) over the collective's
+  // duration; memory-bound kernels get the rest of the bandwidth. Whether a kernel is compute-
+  // or memory-bound is its class (sim::is_compute_class), the kernel-time model's own split.
+  void share_device(int k, double bytes, Time start, double seconds) {
+    if (seconds <= 0) return;
+    const sim::AcceleratorSpec& acc = s_.cluster.accelerator;
+    const int units = std::max(1, acc.compute_units);
+    // At least one SM is left to compute (a profile with more channels than SMs).
+    const int blocks = std::min(dp_.dense_allreduce_channels(bytes), units - 1);
+    const double compute_slowdown =
+        units > 1 ? static_cast<double>(units) / (units - std::max(0, blocks)) : 1.0;
+    const col::KernelCosts kc{acc, s_.cluster.host, sim::Dtype::fp32, true};
+    const double reduced = (ranks_ - 1.0) / ranks_ * bytes;
+    const double dram_bytes_per_s = kc.reduction(reduced).bytes / seconds;
+    // estimate: at most 90% of DRAM to the reduction, so memory-bound kernels keep progressing
+    // (the fused reduction's flow cap, sim/collectives/algorithms.cpp, keeps it below the
+    // accelerator's achieved memory rate anyway).
+    const double memory_share = acc.memory_bw_bytes_per_s > 0
+                                    ? std::min(0.9, dram_bytes_per_s / acc.memory_bw_bytes_per_s)
+                                    : 0.0;
+    stage(k).compute.share(start, start + dur(seconds), compute_slowdown, memory_share);
+  }
+
+  void sparse_exchange() {
+    StageDev& st = stage(0);
+    const double m = static_cast<double>(s_.model.params());
+    const double t = dp_.sparse_allreduce_s(m);
+    if (step_end_.empty()) buckets_per_step_ = 1;
+    st.comm_gate.add();
+    st.comm.submit(dur(t),
+                   trace_ != nullptr ? keep(st, s_.comm.compression + " sparse allreduce")
+                                     : std::string_view(),
+                   "comm", [this] { stage(0).comm_gate.done(); });
+  }
+
+  // ---- end of the step ----
+  void host_after_backward(int k) {
+    StageDev& st = stage(k);
+    const int step = st.host_step;
+    const bool sparse = s_.comm.compression != "none" && ranks_ > 1;
+    if (sparse) {
+      // Top-k needs the whole gradient: select after backward, then exchange.
+      for (const Launch& l : topk_)
+        dispatch(k, l, kCompute, trace_ != nullptr ? "top-k selection" : "", nullptr,
+                 [this] { sparse_exchange(); });
+    } else if (!s_.comm.overlap && ranks_ > 1) {
+      // Without overlap the buckets are reduced once backward is done on the device.
+      device_marker(k, nullptr, [this, k] {
+        auto& d = deferred_[static_cast<std::size_t>(k)];
+        for (double bytes : d)
+          submit_collective(k, bytes);
+        d.clear();
+      });
+    }
+    // The stage's gradients are reduced: it joins the step's optimizer sync (Megatron-LM and
+    // DeepSpeed reduce the gradient norm and the fp16 overflow flag over the model-parallel
+    // group before stepping; a single stage just waits for its own collectives).
+    sim::Gate* sync = &sync_gates_[static_cast<std::size_t>(step)];
+    device_marker(k, &st.comm_gate, [sync] { sync->done(); });
+    if (s_.framework.host_syncs_per_step >= 1) {
+      // The host waits until the gradients are reduced everywhere (the grad-scaler's inf check
+      // reads a device value).
+      device_marker(k, sync, [this, k] { host_optimizer(k); });
+    } else {
+      host_optimizer(k);
+    }
+  }
+
+  void host_optimizer(int k) {
+    StageDev& st = stage(k);
+    const int step = st.host_step;
+    sim::Gate* sync = &sync_gates_[static_cast<std::size_t>(step)];
+    const auto& opt = st.optimizer;
+    // ZeRO-1/2: the updated shards are all-gathered back into every rank's parameters before
+    // the next forward (Megatron-LM's distributed optimizer without --overlap-param-gather).
+    const bool gather = s_.zero >= 1 && s_.zero < 3 && ranks_ > 1;
+    sim::Gate* zgate = nullptr;
+    if (gather) {
+      st.zero_gates.emplace_back(kIdleZero);
+      zgate = &st.zero_gates.back();
+      zgate->add();
+    }
+    const auto finished = [this, k, zgate]() -> sim::DeviceStream::Done {
+      if (zgate == nullptr) return [this, k] { stage_step_done(k); };
+      return [this, k, zgate] {
+        StageDev& sd = stage(k);
+        const double bytes = sd.params * weight_gather_bytes_per_param();
+        sd.comm.submit(dur(dp_.dense_s(col::Op::allgather, bytes)),
+                       trace_ != nullptr ? "param all-gather" : "", "comm",
+                       [zgate] { zgate->done(); });
+      };
+    };
+    for (std::size_t i = 0; i < opt.size(); ++i) {
+      const bool last = i + 1 == opt.size();
+      // The first optimizer kernel waits for every stage's reduced gradients.
+      dispatch(k, opt[i], kOptimizer, trace_ != nullptr ? opt[i].what : std::string_view(),
+               i == 0 ? sync : nullptr, last ? finished() : sim::DeviceStream::Done());
+    }
+    if (opt.empty()) device_marker(k, sync, finished(), kOptimizer);
+    if (zgate != nullptr)
+      device_marker(
+          k, zgate, [this, k] { stage_step_done(k); }, kOptimizer);
+    st.host.submit(Time::zero(), [this, k] { host_end_of_step(k); });
+  }
+
+  // Bytes per parameter the ZeRO-1/2 all-gather carries: the weights as the forward uses them.
+  double weight_gather_bytes_per_param() const {
+    return low_precision(s_) ? sim::dtype_bytes(activation_dtype(s_)) : 4.0;
+  }
+
+  void host_end_of_step(int k) {
+    StageDev& st = stage(k);
+    ++st.host_step;
+    if (s_.framework.host_syncs_per_step >= 2 && st.device_step < st.host_step) {
+      st.host_waits_step_end = true;  // loss.item(): the next step starts when this one is done
+      return;
+    }
+    host_step(k);
+  }
+
+  void stage_step_done(int k) {
+    StageDev& st = stage(k);
+    ++st.device_step;
+    if (st.device_step > static_cast<int>(step_end_.size())) {
+      int done = 0;
+      for (const auto& sd : stages_)
+        done += sd->device_step > static_cast<int>(step_end_.size()) ? 1 : 0;
+      if (done == shape_.stages) step_done();
+    }
+    if (st.host_waits_step_end && st.device_step >= st.host_step) {
+      st.host_waits_step_end = false;
+      host_step(k);
+    }
+  }
+
+  Snapshot snapshot(const StageDev& st) const {
+    Snapshot sn;
+    sn.totals = st.compute.totals();
+    sn.comm_s = net_ ? st.comm_busy_s : st.comm.busy_time().seconds();
+    sn.host_s = st.host.busy_time().seconds();
+    sn.interference_s = st.compute.interference();
+    sn.kernels = st.compute.items();
+    return sn;
+  }
+
+  void step_done() {
+    step_end_.push_back(engine_.now().seconds());
+    if (trace_ != nullptr) {
+      trace_->instant(stage(0).compute_track, "step " + std::to_string(step_end_.size()) + " end",
+                      engine_.now());
+    }
+    const int n = static_cast<int>(step_end_.size());
+    if (n == s_.warmup_steps || n == s_.steps) {
+      for (auto& sd : stages_)
+        (n == s_.warmup_steps ? sd->start : sd->end) = snapshot(*sd);
+      (n == s_.warmup_steps ? h2d_busy_start_s_ : h2d_busy_end_s_) = h2d_busy_s_;
+      (n == s_.warmup_steps ? h2d_copies_start_ : h2d_copies_end_) = h2d_copies_;
+    }
+  }
 
   // ---- host input pipeline: workers make fresh batches, copied to the device ahead of use ----
   void produce() {
@@ -276,10 +931,10 @@ class ReplicaSim {
       return;
     producing_ = true;
     const bool named = trace_ != nullptr;
-    workers_.submit(dur(stages_.read_s), named ? "read" : "", "input", {});
-    workers_.submit(dur(stages_.decode_s), named ? "decode" : "", "input", {});
-    workers_.submit(dur(stages_.augment_s), named ? "augment" : "", "input", {});
-    workers_.submit(dur(stages_.batch_s), named ? "batch" : "", "input", [this] {
+    workers_.submit(dur(upstream_.read_s), named ? "read" : "", "input", {});
+    workers_.submit(dur(upstream_.decode_s), named ? "decode" : "", "input", {});
+    workers_.submit(dur(upstream_.augment_s), named ? "augment" : "", "input", {});
+    workers_.submit(dur(upstream_.batch_s), named ? "batch" : "", "input", [this] {
       producing_ = false;
       for (int i = 0; i < s_.input.echo_factor; ++i) {
         ++copying_;
@@ -301,11 +956,7 @@ class ReplicaSim {
     ++ready_batches_;
     if (host_waiting_input_) {
       host_waiting_input_ = false;
-      if (trace_ != nullptr && engine_.now() > wait_start_) {
-        trace_->span(host_track(), "waiting for an input batch", "stall", wait_start_,
-                     engine_.now());
-      }
-      host_micro();
+      host_next(0);
     }
   }
 
@@ -331,312 +982,81 @@ class ReplicaSim {
                        });
     }
   }
-  sim::TraceRecorder::TrackId host_track() const { return compute_track_; }
 
-  // ---- the framework's host thread: one step's program ----
-  void host_step() {
-    if (steps_started_ == s_.steps) return;
-    ++steps_started_;
-    micro_ = 0;
-    host_micro();
-  }
-
-  // One micro-step: wait for an input batch, launch forward and backward.
-  void host_micro() {
-    if (s_.input.enabled) {
-      if (ready_batches_ == 0) {
-        host_waiting_input_ = true;
-        wait_start_ = engine_.now();
-        compute_.set_empty_queue_cause(kIdleInput);
-        return;
+  void setup_trace() {
+    // One data-parallel replica (and one tensor-parallel rank per stage) is simulated; the
+    // others are identical, so its tracks stand for all.
+    for (int k = 0; k < shape_.stages; ++k) {
+      StageDev& st = stage(k);
+      const std::string dev =
+          shape_.stages > 1 ? "stage " + std::to_string(k) + " / gpu" : "replica 0 / gpu0";
+      const std::string host =
+          shape_.stages > 1 ? "stage " + std::to_string(k) + " / host" : "replica 0 / host0";
+      st.compute_track = trace_->track(dev, "compute");
+      st.compute.trace_to(*trace_, st.compute_track);
+      st.compute.trace_idle(kIdleBubble, "pipeline bubble", "bubble");
+      st.compute.trace_idle(kIdleInput, "waiting for an input batch", "stall");
+      st.compute.trace_idle(kIdleComm, "waiting for gradient collectives", "stall");
+      st.compute.trace_idle(kIdleZero, "waiting for a ZeRO all-gather", "stall");
+      st.comm_track = trace_->track(dev, "comm (gradient collectives)");
+      st.comm.trace_to(*trace_, st.comm_track);
+      if (shape_.chunks() > 1) {
+        st.send_fwd.trace_to(*trace_, trace_->track(dev, "send activations"));
+        st.send_bwd.trace_to(*trace_, trace_->track(dev, "send gradients"));
       }
-      --ready_batches_;
-      produce();
+      st.host.trace_to(*trace_, trace_->track(host, "framework thread (launches)"));
     }
-    compute_.set_empty_queue_cause(kIdleHost);
-    // Once per step, after the first batch arrives: the data-loader hand-off, zero_grad and the
-    // loop's own work.
-    if (micro_ == 0) {
-      host_.submit(dur(s_.framework.host_per_step_s), trace_ != nullptr ? "step overhead" : "",
-                   "host", {});
+    if (ranks_ > 1 && !s_.inference) {
+      link_track_ =
+          trace_->track("links", ring_path_name(dp_scenario_.cluster, ranks_) + " (collectives)");
     }
-    const auto& layers = s_.model.layers;
-    const bool last_micro = micro_ == s_.grad_accum - 1;
-    for (std::size_t i = 0; i < layers.size(); ++i) {
-      for (const Launch& l : launches_.forward[i])
-        dispatch(l, kCompute, label("fwd", layers[i].name, l), nullptr, {});
-    }
-    if (!s_.inference) {
-      double bucket = 0;
-      const bool dense = s_.comm.compression == "none";
-      for (std::size_t i = layers.size(); i-- > 0;) {
-        const Layer& layer = layers[i];
-        if (s_.recompute == Recompute::full) {
-          for (const Launch& l : launches_.forward[i])
-            dispatch(l, kRecompute, label("recompute", layer.name, l), nullptr, {});
-        }
-        bucket += static_cast<double>(layer.params) * grad_bytes_;
-        // Gradient accumulation: only the last micro-step's gradients are reduced (DDP's
-        // no_sync); a full bucket is reduced as soon as its last gradient kernel is done.
-        const bool reduce = last_micro && dense && ranks_ > 1 &&
-                            (bucket >= s_.comm.bucket_bytes || (i == 0 && bucket > 0));
-        const auto& bwd = launches_.backward[i];
-        for (std::size_t k = 0; k < bwd.size(); ++k) {
-          const bool last_kernel = k + 1 == bwd.size();
-          if (reduce && last_kernel) {
-            const double bytes = bucket;
-            dispatch(bwd[k], kCompute, label("bwd", layer.name, bwd[k]), nullptr,
-                     [this, bytes] { bucket_ready(bytes); });
-          } else {
-            dispatch(bwd[k], kCompute, label("bwd", layer.name, bwd[k]), nullptr, {});
-          }
-        }
-        if (reduce) bucket = 0;
-      }
-    }
-    host_.submit(Time::zero(), [this, last_micro] {
-      if (!last_micro) {
-        ++micro_;
-        host_micro();
-        return;
-      }
-      if (s_.inference) {
-        host_end_of_step();
-        return;
-      }
-      host_after_backward();
-    });
-  }
-
-  void bucket_ready(double bytes) {
-    if (s_.comm.overlap) {
-      submit_allreduce(bytes);
-    } else {
-      deferred_.push_back(bytes);
-    }
-  }
-
-  void host_after_backward() {
-    const bool sparse = s_.comm.compression != "none" && ranks_ > 1;
-    if (sparse) {
-      // Top-k needs the whole gradient: select after backward, then exchange.
-      for (const Launch& l : launches_.topk)
-        dispatch(l, kCompute, trace_ != nullptr ? "top-k selection" : "", nullptr,
-                 [this] { sparse_exchange(); });
-    } else if (!s_.comm.overlap && ranks_ > 1) {
-      // Without overlap the buckets are reduced once backward is done on the device.
-      host_.submit(Time::zero(), [this] {
-        compute_.enqueue(Time::zero(), kCompute, {}, {}, [this] {
-          for (double bytes : deferred_)
-            submit_allreduce(bytes);
-          deferred_.clear();
-        });
-      });
-    }
-    if (s_.framework.host_syncs_per_step >= 1) {
-      // The host waits until the gradients are reduced and backward is done (the grad-scaler's
-      // inf check reads a device value).
-      host_.submit(Time::zero(), [this] {
-        compute_.enqueue(
-            Time::zero(), kCompute, {}, {}, [this] { host_optimizer(); }, &comm_gate_);
-      });
-    } else {
-      host_.submit(Time::zero(), [this] { host_optimizer(); });
-    }
-  }
-
-  void host_optimizer() {
-    const auto& opt = launches_.optimizer;
-    for (std::size_t k = 0; k < opt.size(); ++k) {
-      const bool last = k + 1 == opt.size();
-      // The first optimizer kernel waits for every gradient collective (DDP's final wait).
-      dispatch(opt[k], kOptimizer, trace_ != nullptr ? opt[k].what : std::string_view(),
-               k == 0 ? &comm_gate_ : nullptr,
-               last ? sim::DeviceStream::Done([this] { step_done(); }) : sim::DeviceStream::Done());
-    }
-    if (opt.empty()) {
-      host_.submit(Time::zero(), [this] {
-        compute_.enqueue(
-            Time::zero(), kOptimizer, {}, {}, [this] { step_done(); }, &comm_gate_);
-      });
-    }
-    host_.submit(Time::zero(), [this] { host_end_of_step(); });
-  }
-
-  void host_end_of_step() {
-    if (s_.inference) {
-      host_.submit(Time::zero(), [this] {
-        compute_.enqueue(Time::zero(), kCompute, {}, {}, [this] { step_done(); });
-      });
-    }
-    if (s_.framework.host_syncs_per_step >= 2) {
-      host_waits_step_end_ = true;  // loss.item(): the next step starts when this one is done
-      return;
-    }
-    host_step();
-  }
-
-  void step_done() {
-    step_end_.push_back(engine_.now().seconds());
-    if (trace_ != nullptr) {
-      trace_->instant(compute_track_, "step " + std::to_string(step_end_.size()) + " end",
-                      engine_.now());
-    }
-    const auto totals = compute_.totals();
-    const double comm_busy = net_ ? comm_busy_s_ : comm_.busy_time().seconds();
-    const double host_busy = host_.busy_time().seconds();
-    if (static_cast<int>(step_end_.size()) == s_.warmup_steps) {
-      start_totals_ = totals;
-      comm_start_s_ = comm_busy;
-      host_start_s_ = host_busy;
-      interference_start_s_ = compute_.interference();
-      h2d_busy_start_s_ = h2d_busy_s_;
-      h2d_copies_start_ = h2d_copies_;
-      kernels_start_ = compute_.items();
-    }
-    if (static_cast<int>(step_end_.size()) == s_.steps) {
-      end_totals_ = totals;
-      comm_end_s_ = comm_busy;
-      host_end_s_ = host_busy;
-      interference_end_s_ = compute_.interference();
-      h2d_busy_end_s_ = h2d_busy_s_;
-      h2d_copies_end_ = h2d_copies_;
-      kernels_end_ = compute_.items();
-    }
-    if (host_waits_step_end_) {
-      host_waits_step_end_ = false;
-      host_step();
-    }
-  }
-
-  void trace_link(double seconds, const std::string& what) {
-    if (trace_ == nullptr) return;
-    const Time start = comm_.busy_until() > engine_.now() ? comm_.busy_until() : engine_.now();
-    trace_->span(link_track_, what, "link", start, start + dur(seconds));
-  }
-
-  void submit_allreduce(double bytes) {
-    const double t = collectives_.dense_allreduce_s(bytes);
-    if (step_end_.empty()) ++buckets_per_step_;
-    const std::string what = trace_ == nullptr
-                                 ? std::string()
-                                 : s_.comm.algorithm + " allreduce " + format_mb(bytes) + " x " +
-                                       std::to_string(ranks_) + " ranks";
-    comm_gate_.add();
-    if (net_) {
-      comm_queue_.push_back(bytes);
-      start_collective();
-      return;
-    }
-    trace_link(t, what);
-    const Time start = comm_.busy_until() > engine_.now() ? comm_.busy_until() : engine_.now();
-    if (s_.comm.contention) share_device(bytes, start, t);
-    comm_.submit(dur(t), what, "comm", [this] { comm_gate_.done(); });
-  }
-
-  // On the step's network the comm stream runs one bucket's CollectiveProcess at a time (NCCL
-  // kernels on one stream run in order); its duration comes out of the flows it shares.
-  void start_collective() {
-    if (collective_running_ || comm_queue_.empty()) return;
-    const double bytes = comm_queue_.front();
-    comm_queue_.pop_front();
-    auto [it, fresh] = plans_.try_emplace(bytes);
-    if (fresh) {
-      sim::collectives::CollectiveSpec spec;
-      spec.op = sim::collectives::Op::allreduce;
-      spec.algorithm =
-          sim::collectives::parse_algorithm(s_.comm.algorithm, "communication.algorithm");
-      spec.bytes = bytes;
-      spec.dtype = collectives_.gradient_dtype();
-      spec.ranks = ranks_;
-      it->second = sim::collectives::plan_collective(node_cluster_, spec);
-    }
-    // Processes finished before the one that just completed (whose callback may be running) are
-    // no longer referenced by the engine.
-    while (processes_.size() > 1 && processes_.front()->finished())
-      processes_.pop_front();
-    collective_running_ = true;
-    // The device share is declared at the start for the standalone run's duration (the
-    // contended one is known only at the end).
-    if (s_.comm.contention)
-      share_device(bytes, engine_.now(), collectives_.dense_allreduce_s(bytes));
-    processes_.push_back(std::make_unique<sim::collectives::CollectiveProcess>(
-        engine_, *net_, *layout_, it->second));
-    sim::collectives::CollectiveProcess* p = processes_.back().get();
-    p->start([this, p, bytes] {
-      collective_running_ = false;
-      comm_busy_s_ += p->duration_s();
-      if (trace_ != nullptr) {
-        const std::string what = s_.comm.algorithm + " allreduce " + format_mb(bytes) + " x " +
-                                 std::to_string(ranks_) + " ranks";
-        trace_->span(comm_track_, keep(what), "comm", p->start_time(), p->finish_time());
-        trace_->span(link_track_, keep(what), "link", p->start_time(), p->finish_time());
-      }
-      comm_gate_.done();
-      start_collective();
-    });
-  }
-
-  // The allreduce's kernel shares the device with the compute it overlaps. NCCL launches one
-  // thread block per channel (NVIDIA/nccl src/enqueue.cc, ncclLaunchKernel: `dim3 grid =
-  // {(unsigned)nChannels, 1, 1}`; the NCCL docs' NCCL_MIN_CTAS / NCCL_MAX_CTAS bound the same
-  // count), and a block holds its SM for the whole collective, so compute kernels run on
-  // compute_units - channels SMs. Its reductions stream (P-1)/P of the bucket through DRAM per rank
-  // (read 2, write 1, as sim/collectives/kernels.hpp prices them) over the collective's duration;
-  // memory-bound kernels get the rest of the bandwidth. Whether a kernel is compute- or
-  // memory-bound is its class (sim::is_compute_class), the kernel-time model's own split.
-  void share_device(double bytes, Time start, double seconds) {
-    if (seconds <= 0) return;
-    const sim::AcceleratorSpec& acc = s_.cluster.accelerator;
-    const int units = std::max(1, acc.compute_units);
-    // At least one SM is left to compute (a profile with more channels than SMs).
-    const int blocks = std::min(collectives_.dense_allreduce_channels(bytes), units - 1);
-    const double compute_slowdown =
-        units > 1 ? static_cast<double>(units) / (units - std::max(0, blocks)) : 1.0;
-    const sim::collectives::KernelCosts kc{acc, s_.cluster.host, sim::Dtype::fp32, true};
-    const double reduced = (ranks_ - 1.0) / ranks_ * bytes;
-    const double dram_bytes_per_s = kc.reduction(reduced).bytes / seconds;
-    // estimate: at most 90% of DRAM to the reduction, so memory-bound kernels keep progressing
-    // (the fused reduction's flow cap, sim/collectives/algorithms.cpp, keeps it below the
-    // accelerator's achieved memory rate anyway).
-    const double memory_share = acc.memory_bw_bytes_per_s > 0
-                                    ? std::min(0.9, dram_bytes_per_s / acc.memory_bw_bytes_per_s)
-                                    : 0.0;
-    compute_.share(start, start + dur(seconds), compute_slowdown, memory_share);
-  }
-
-  void sparse_exchange() {
-    const double m = static_cast<double>(s_.model.params());
-    const double t = collectives_.sparse_allreduce_s(m);
-    if (step_end_.empty()) buckets_per_step_ = 1;
-    const std::string what =
-        trace_ == nullptr ? std::string() : s_.comm.compression + " sparse allreduce";
-    trace_link(t, what);
-    comm_gate_.add();
-    comm_.submit(dur(t), what, "comm", [this] { comm_gate_.done(); });
+    h2d_track_ =
+        trace_->track(shape_.stages > 1 ? "stage 0 / gpu" : "replica 0 / gpu0", "h2d copy");
+    h2d_.trace_to(*trace_, h2d_track_);
+    workers_.trace_to(
+        *trace_,
+        trace_->track(shape_.stages > 1 ? "stage 0 / host" : "replica 0 / host0", "input workers"));
   }
 
   const Scenario& s_;
+  const MeshPlan& plan_;
   sim::TraceRecorder* trace_;  // not owned; null: no trace
   sim::Engine engine_;
-  sim::Stream host_;  // the framework's dispatching thread
-  sim::DeviceStream compute_;
-  sim::Stream comm_;
-  sim::Stream h2d_;
-  sim::Stream workers_;  // input-pipeline workers
-  sim::Gate comm_gate_;
-  CollectiveCoster collectives_;
-  StepLaunches launches_;
+  MeshShape shape_;
+  int total_micro_ = 1;
+  Scenario dp_scenario_;
+  Scenario tp_scenario_;
+  CollectiveCoster dp_;
+  CollectiveCoster tp_;
+  StageLink link_;
+  std::vector<std::unique_ptr<StageDev>> stages_;
+  std::array<std::vector<LayerWork>, 2> work_;  // per micro-batch size class, per layer
+  std::vector<Launch> topk_;                    // Top-k selection before a sparse exchange
+  std::deque<sim::Gate> arrival_gates_;
+  std::deque<sim::Gate> sync_gates_;  // per step: every stage's gradients reduced
+  std::map<int, std::vector<double>> deferred_;
+  double sizes_[2] = {0, 0};
+  int big_micro_ = 0;
+  // Input pipeline (feeds stage 0).
+  sim::Stream h2d_{engine_};
+  sim::Stream workers_{engine_};
+  UpstreamStages upstream_;
+  double h2d_s_ = 0;
+  int ready_batches_ = 0;
+  int copying_ = 0;
+  bool producing_ = false;
+  bool host_waiting_input_ = false;
+  sim::TraceRecorder::TrackId h2d_track_ = 0;
+  sim::TraceRecorder::TrackId link_track_ = 0;
   // The step's own network (uses_step_network): null where collectives are priced standalone.
   sim::ClusterSpec node_cluster_;
   std::unique_ptr<sim::ClusterLayout> layout_;
   std::unique_ptr<sim::ClusterTopology> topology_;
   std::unique_ptr<sim::FlowNetwork> net_;
-  std::map<double, sim::collectives::Plan> plans_;  // per bucket size
-  std::deque<std::unique_ptr<sim::collectives::CollectiveProcess>> processes_;
+  std::map<double, col::Plan> plans_;  // per bucket size
+  std::deque<std::unique_ptr<col::CollectiveProcess>> processes_;
   std::deque<double> comm_queue_;  // buckets waiting for the comm stream
   bool collective_running_ = false;
-  double comm_busy_s_ = 0;
   double h2d_bytes_ = 0;
   int h2d_waiting_ = 0;
   int h2d_flows_left_ = 0;
@@ -647,88 +1067,11 @@ class ReplicaSim {
   double h2d_busy_end_s_ = 0;
   double h2d_copies_start_ = 0;
   double h2d_copies_end_ = 0;
-  sim::TraceRecorder::TrackId comm_track_ = 0;
-  sim::TraceRecorder::TrackId h2d_track_ = 0;
-  std::deque<std::string> labels_;
-  struct Pending {
-    Time duration;
-    int category;
-    std::string_view label;
-    sim::Gate* gate;
-    sim::DeviceStream::Done on_done;
-    bool memory_bound;
-  };
-  std::deque<Pending> pending_;  // launched by the host, not yet handed to the device
-  sim::TraceRecorder::TrackId compute_track_ = 0;
-  sim::TraceRecorder::TrackId link_track_ = 0;
   double grad_bytes_ = 4;
   int ranks_ = 1;
-  UpstreamStages stages_;
-  double h2d_s_ = 0;
-  int ready_batches_ = 0;
-  int copying_ = 0;
-  bool producing_ = false;
-  bool host_waiting_input_ = false;
-  bool host_waits_step_end_ = false;
-  Time wait_start_ = Time::zero();
-  int micro_ = 0;
-  int steps_started_ = 0;
-  std::vector<double> deferred_;
   int buckets_per_step_ = 0;
-  std::array<double, sim::DeviceStream::kMaxCategories> start_totals_{};
-  std::array<double, sim::DeviceStream::kMaxCategories> end_totals_{};
-  double comm_start_s_ = 0;
-  double comm_end_s_ = 0;
-  double host_start_s_ = 0;
-  double host_end_s_ = 0;
-  double interference_start_s_ = 0;
-  double interference_end_s_ = 0;
-  std::uint64_t kernels_start_ = 0;
-  std::uint64_t kernels_end_ = 0;
   std::vector<double> step_end_;
 };
-
-}  // namespace
-
-MemoryReport estimate_memory(const Scenario& s) {
-  MemoryReport m;
-  const double p = static_cast<double>(s.model.params());
-  const double width = activation_bytes_per_element(s);
-  // Weights and gradients as the framework keeps them (models/kernel_plan.hpp).
-  m.weights_bytes = p * weight_bytes_per_param(s);
-  m.gradients_bytes = s.inference ? 0 : p * gradient_bytes_per_param(s);
-  // Sparsified exchange keeps an fp32 error-feedback residual per parameter.
-  const double residual = s.comm.compression == "none" || s.data_parallel < 2 ? 0 : p * 4;
-  m.optimizer_state_bytes = s.inference ? 0 : p * optimizer_state_bytes_per_param(s) + residual;
-  const double per_sample = s.inference ? 0 : saved_bytes_per_sample(s);
-  // The layer being computed holds its input and output at once, saved or not.
-  double live_per_sample = 0;
-  for (const Layer& l : s.model.layers)
-    live_per_sample = std::max(live_per_sample, (l.input_elements + l.output_elements) * width);
-  m.activations_bytes = per_sample * s.batch_per_replica;
-  m.workspace_bytes = s.workspace_bytes + live_per_sample * s.batch_per_replica;
-  const double fixed =
-      m.weights_bytes + m.gradients_bytes + m.optimizer_state_bytes + s.workspace_bytes;
-  const double per_sample_total = per_sample + live_per_sample;
-  m.peak_bytes_per_device = fixed + per_sample_total * s.batch_per_replica;
-  m.capacity_bytes = s.cluster.accelerator.memory_capacity_bytes;
-  m.fits = m.peak_bytes_per_device <= m.capacity_bytes;
-  if (per_sample_total <= 0) {
-    m.max_batch_that_fits = fixed <= m.capacity_bytes ? s.batch_per_replica : 0;
-  } else {
-    m.max_batch_that_fits =
-        fixed >= m.capacity_bytes
-            ? 0
-            // Capped at the batch limit (sim/config/limits.hpp): beyond it the count means
-            // nothing, and a huge capacity would overflow the integer.
-            : static_cast<std::int64_t>(
-                  std::min(std::floor((m.capacity_bytes - fixed) / per_sample_total),
-                           static_cast<double>(sim::limits::kMaxBatchPerReplica)));
-  }
-  return m;
-}
-
-namespace {
 
 // With echoing, batches arrive in groups of echo_factor and steps take grad_accum of them:
 // measure whole periods so the average is the steady-state rate, not a phase of the group.
@@ -746,18 +1089,24 @@ double finite_or_zero(double v) {
   return std::isfinite(v) ? v : 0.0;
 }
 
-// Long gradient accumulation: the micro-steps between the first and the last are identical in
-// the steady state, so a step of G micro-steps costs T(a) + (G - a) (T(a + 1) - T(a)) for any
-// a >= 2. Simulating a and a + 1 and extending linearly gives the G-micro-step step (and its
-// breakdown) at the cost of a + 1 micro-steps; the report says it did so. Traces and echoing
-// (whose period depends on G) are simulated in full.
+StepReport run_mesh(const Scenario& s, const MeshPlan& plan, sim::TraceRecorder* trace) {
+  MeshSim sim(s, plan, trace);
+  StepReport r = sim.run();
+  sim.stage_costs(r.stages);
+  return r;
+}
+
+// Long gradient accumulation: the rounds between the first and the last are identical in the
+// steady state, so a step of G rounds costs T(a) + (G - a) (T(a + 1) - T(a)) for any a >= 2.
+// Simulating a and a + 1 and extending linearly gives the G-round step (and its breakdown) at the
+// cost of a + 1 rounds; the report says it did so. Traces and echoing (whose period depends on G)
+// are simulated in full.
 constexpr int kMaxSimulatedMicroSteps = 8;
 
-StepReport run_replica(const Scenario& s, sim::TraceRecorder* trace) {
+StepReport run_accumulated(const Scenario& s, const MeshPlan& plan, sim::TraceRecorder* trace) {
   if (s.grad_accum <= kMaxSimulatedMicroSteps || trace != nullptr ||
       (s.input.enabled && s.input.echo_factor > 1)) {
-    ReplicaSim sim(s, trace);
-    StepReport r = sim.run();
+    StepReport r = run_mesh(s, plan, trace);
     r.micro_steps_simulated = s.grad_accum;
     return r;
   }
@@ -766,8 +1115,8 @@ StepReport run_replica(const Scenario& s, sim::TraceRecorder* trace) {
   sa.grad_accum = a;
   Scenario sb = s;
   sb.grad_accum = a + 1;
-  StepReport r = ReplicaSim(sa, nullptr).run();
-  const StepReport rb = ReplicaSim(sb, nullptr).run();
+  StepReport r = run_mesh(sa, plan, nullptr);
+  const StepReport rb = run_mesh(sb, plan, nullptr);
   const double extra = s.grad_accum - a;
   const auto extend = [&](double& v, double vb) { v += extra * (vb - v); };
   extend(r.step_time_s, rb.step_time_s);
@@ -778,29 +1127,72 @@ StepReport run_replica(const Scenario& s, sim::TraceRecorder* trace) {
   extend(r.breakdown.input_stall_s, rb.breakdown.input_stall_s);
   extend(r.breakdown.bubble_s, rb.breakdown.bubble_s);
   extend(r.breakdown.optimizer_s, rb.breakdown.optimizer_s);
+  extend(r.breakdown.tp_comm_s, rb.breakdown.tp_comm_s);
+  extend(r.breakdown.zero_comm_s, rb.breakdown.zero_comm_s);
   extend(r.comm_time_s, rb.comm_time_s);
   extend(r.comm_interference_s, rb.comm_interference_s);
   extend(r.kernels_per_step, rb.kernels_per_step);
   extend(r.host_busy_s, rb.host_busy_s);
+  for (std::size_t k = 0; k < r.stages.size(); ++k) {
+    extend(r.stages[k].busy_s, rb.stages[k].busy_s);
+    extend(r.stages[k].bubble_s, rb.stages[k].bubble_s);
+  }
   r.events += rb.events;
   r.wall_s += rb.wall_s;
   r.micro_steps_simulated = a + 1;
   return r;
 }
 
+MemoryReport memory_report(const Scenario& s, const MeshPlan& plan) {
+  std::size_t worst = 0;
+  for (std::size_t k = 0; k < plan.memory.size(); ++k) {
+    if (plan.memory[k].peak_bytes > plan.memory[worst].peak_bytes) worst = k;
+  }
+  const StageMemory& wm = plan.memory[worst];
+  MemoryReport m;
+  m.weights_bytes = wm.weights_bytes;
+  m.gradients_bytes = wm.gradients_bytes;
+  m.optimizer_state_bytes = wm.optimizer_state_bytes;
+  m.activations_bytes = wm.activations_bytes;
+  m.workspace_bytes = wm.workspace_bytes;
+  m.peak_bytes_per_device = wm.peak_bytes;
+  m.capacity_bytes = wm.capacity_bytes;
+  m.fits = true;
+  for (const StageMemory& sm : plan.memory)
+    m.fits = m.fits && sm.fits;
+  m.max_batch_that_fits = plan.max_batch_that_fits;
+  m.max_microbatch_that_fits = (plan.max_batch_that_fits + s.microbatches - 1) / s.microbatches;
+  return m;
+}
+
+void check_supported(const Scenario& s) {
+  if (s.comm.compression != "none" && s.data_parallel > 1 &&
+      (s.pipeline_stages > 1 || s.tensor_parallel > 1 || s.zero > 0)) {
+    throw InputError("scenario " + s.name + ": communication.compression",
+                     "sparsified gradient exchange (" + s.comm.compression +
+                         ") is modelled for data parallelism only, not with pipeline or tensor "
+                         "parallelism or ZeRO");
+  }
+}
+
 }  // namespace
 
+MemoryReport estimate_memory(const Scenario& s) {
+  return memory_report(s, plan_mesh(s));
+}
+
 StepReport simulate_training(const Scenario& s, sim::TraceRecorder* trace) {
-  if (s.pipeline_stages > 1 || s.microbatches > 1 || s.batch_max) {
-    return simulate_pipeline(s, trace);
-  }
-  StepReport r = run_replica(with_whole_echo_periods(s), trace);
+  check_supported(s);
+  const MeshPlan plan = plan_mesh(s);
+  Scenario run = with_whole_echo_periods(s);
+  run.batch_per_replica = static_cast<int>(plan.batch);
+  StepReport r = run_accumulated(run, plan, trace);
   if (s.input.enabled && s.input.echo_factor > 1) {
     // The speedup echoing buys: the same scenario without echoing, simulated the same way.
-    Scenario plain = s;
+    Scenario plain = run;
+    plain.steps = s.steps;
     plain.input.echo_factor = 1;
-    ReplicaSim baseline(plain, nullptr);
-    const StepReport b = baseline.run();
+    const StepReport b = run_mesh(plain, plan, nullptr);
     r.echo_speedup = b.step_time_s / r.step_time_s;
     r.events += b.events;
     r.wall_s += b.wall_s;
@@ -811,19 +1203,67 @@ StepReport simulate_training(const Scenario& s, sim::TraceRecorder* trace) {
   r.accelerator = s.cluster.accelerator.name;
   r.precision = sim::dtype_name(s.precision);
   r.framework = s.framework.name;
-  r.devices = s.data_parallel * s.pipeline_stages;
+  r.devices = s.devices();
   r.data_parallel = s.data_parallel;
-  r.global_batch = static_cast<std::int64_t>(s.batch_per_replica) * s.data_parallel * s.grad_accum;
-  r.throughput_samples_per_s = r.step_time_s > 0 ? r.global_batch / r.step_time_s : 0.0;
+  r.tensor_parallel = s.tensor_parallel;
+  r.pipeline_stages = s.pipeline_stages;
+  r.zero = s.zero;
+  r.global_batch = plan.batch * s.data_parallel * s.grad_accum;
+  r.throughput_samples_per_s =
+      r.step_time_s > 0 ? static_cast<double>(r.global_batch) / r.step_time_s : 0.0;
   r.echo_speedup = finite_or_zero(r.echo_speedup);
-  r.memory = estimate_memory(s);
-  // One stage, one micro-batch per micro-step: the same summary keys as a pipelined run.
-  r.pipeline.schedule = "none";
-  r.pipeline.grad_accum = s.grad_accum;
-  r.pipeline.recompute = s.recompute != Recompute::none;
-  r.pipeline.batch_per_replica = s.batch_per_replica;
-  r.pipeline.batch_source = "given";
-  r.pipeline.max_batch_that_fits = r.memory.max_batch_that_fits;
+  r.memory = memory_report(s, plan);
+  const double passes = s.inference ? 1.0 : 3.0;
+  r.model_flops_per_step = passes * 2 * s.model.fwd_macs() * static_cast<double>(r.global_batch);
+  const auto peak = s.cluster.accelerator.peak(s.precision);
+  r.mfu = peak && r.step_time_s > 0
+              ? finite_or_zero(r.model_flops_per_step / (r.step_time_s * r.devices * *peak))
+              : 0.0;
+  r.simulated = "one data-parallel replica";
+  if (s.tensor_parallel > 1) r.simulated += ", one tensor-parallel rank per stage";
+  r.simulated += " (the others are identical)";
+
+  PipelineSummary& p = r.pipeline;
+  p.stages = s.pipeline_stages;
+  p.microbatches = s.microbatches;
+  p.grad_accum = s.grad_accum;
+  p.schedule = s.pipeline_stages > 1 ? schedule_name(s.schedule) : "none";
+  if (s.virtual_stages > 1) p.schedule = "interleaved 1f1b";
+  p.recompute = s.recompute != Recompute::none;
+  p.recompute_mode = recompute_name(s.recompute);
+  p.virtual_stages = s.virtual_stages;
+  p.batch_per_replica = plan.batch;
+  p.batch_source = plan.batch_was_max ? "largest that fits" : "given";
+  p.max_batch_that_fits = plan.max_batch_that_fits;
+  p.ideal_bubble_fraction =
+      s.pipeline_stages > 1 ? ideal_bubble_fraction(s.schedule, s.pipeline_stages, s.microbatches,
+                                                    s.grad_accum, s.virtual_stages)
+                            : 0.0;
+  for (std::size_t ci = 0; ci < plan.chunks.size(); ++ci) {
+    const Chunk& c = plan.chunks[ci];
+    StageReport& sr = r.stages[static_cast<std::size_t>(c.stage)];
+    if (ci < static_cast<std::size_t>(s.pipeline_stages)) {
+      sr.first_layer = c.first_layer;
+      sr.first_layer_name = plan.rank_model.layers[static_cast<std::size_t>(c.first_layer)].name;
+    }
+    sr.last_layer_name =
+        plan.rank_model.layers[static_cast<std::size_t>(c.first_layer + c.layers - 1)].name;
+    sr.layers += c.layers;
+    sr.params += c.params;
+  }
+  for (std::size_t k = 0; k < r.stages.size(); ++k) {
+    StageReport& sr = r.stages[k];
+    sr.memory = plan.memory[k];
+    // Micro-batches (chunk passes) whose activations the stage holds at its peak.
+    int held = 0;
+    for (const PipeOp& op :
+         stage_schedule(s.schedule, static_cast<int>(k), s.pipeline_stages, s.microbatches,
+                        s.grad_accum, s.inference, s.virtual_stages)) {
+      held += op.forward ? 1 : -1;
+      sr.in_flight = s.inference ? 1 : std::max(sr.in_flight, held);
+    }
+    if (s.data_parallel < 2) sr.allreduce_s = 0;
+  }
   return r;
 }
 

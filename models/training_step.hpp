@@ -1,11 +1,16 @@
 #pragma once
-// Simulates training steps of one data-parallel replica on the event engine: the framework's host
-// thread launches every kernel (forward, backward, optimizer; models/kernel_plan.hpp) at its
-// dispatch cost and runs ahead of the device's compute stream, input batches come from the host
-// pipeline (with data echoing), gradient buckets go to the communication stream as backward
-// produces them, and the host waits for the device where the framework synchronises. Replicas of a
-// data-parallel job are identical, so one is simulated and the collectives are costed for all ranks
-// (a symmetry reduction: the cost of a run does not grow with the replica count).
+// The one step simulator: a training (or inference) job on its device mesh, data x tensor x
+// pipeline parallel, with ZeRO/FSDP sharding, on the event engine. Every pipeline stage is a
+// device with its framework host thread (launching each kernel at its dispatch cost, running
+// ahead of the device up to CUDA's launch queue), its compute stream, its data-parallel
+// communication stream and its activation/gradient send streams; micro-batches flow through the
+// stages in the schedule's order (GPipe, 1F1B, interleaved 1F1B), tensor-parallel collectives run
+// in line with the kernels, gradient buckets (allreduce, or reduce-scatter under ZeRO) go to the
+// communication stream as backward produces them, ZeRO-3 gathers each layer's parameters ahead of
+// use, input batches come from the host pipeline (with data echoing), and the optimizer steps once
+// every stage's gradients are reduced. Data-parallel replicas and the ranks of a tensor-parallel
+// group are identical, so one of each is simulated per stage and the collectives are costed for
+// all ranks (a symmetry reduction: the cost of a run does not grow with the replica count).
 
 #include <cstdint>
 #include <string>
@@ -24,8 +29,10 @@ struct Breakdown {
                       // its next kernel (dispatch overhead, per-step host work)
   double exposed_comm_s = 0;
   double input_stall_s = 0;
-  double bubble_s = 0;
+  double bubble_s = 0;  // waiting for another stage (pipeline fill, drain, imbalance, sync)
   double optimizer_s = 0;
+  double tp_comm_s = 0;    // tensor-parallel collectives in line with the kernels
+  double zero_comm_s = 0;  // waiting for ZeRO parameter all-gathers
 };
 
 struct MemoryReport {
@@ -37,7 +44,8 @@ struct MemoryReport {
   double peak_bytes_per_device = 0;
   double capacity_bytes = 0;
   bool fits = true;
-  std::int64_t max_batch_that_fits = 0;  // per replica, 0 if not even one sample fits
+  std::int64_t max_batch_that_fits = 0;       // per replica, 0 if not even one sample fits
+  std::int64_t max_microbatch_that_fits = 0;  // samples per micro-batch at that batch
 };
 
 struct StepReport {
@@ -48,9 +56,18 @@ struct StepReport {
   std::string precision;
   int devices = 0;
   int data_parallel = 0;
+  int tensor_parallel = 1;
+  int pipeline_stages = 1;
+  int zero = 0;
   std::int64_t global_batch = 0;
   double step_time_s = 0;
   double throughput_samples_per_s = 0;
+  // Model FLOPs utilisation (Chowdhery et al. 2022, "PaLM", App. B): the model's matmul FLOPs
+  // per step (3 x 2 x multiply-adds per sample for training, recomputation not counted) over
+  // step time x devices x the accelerator's peak in the scenario's precision.
+  double model_flops_per_step = 0;
+  double mfu = 0;
+  std::string simulated;  // what the symmetry reduction simulated (one replica, one tp rank)
   Breakdown breakdown;
   std::string collective_model;  // what priced the collectives (flow-level or alpha-beta)
   double comm_time_s = 0;        // communication stream busy time per step
@@ -83,6 +100,7 @@ struct StepReport {
 // Simulates `s.steps` steps of one replica and reports the steady state (warm-up excluded).
 // With `trace`, records one replica's streams, host workers and link activity into it.
 StepReport simulate_training(const Scenario& s, sim::TraceRecorder* trace = nullptr);
+// The memory of the stage with the highest peak (models/parallel/mesh_plan.hpp).
 MemoryReport estimate_memory(const Scenario& s);
 
 }  // namespace trainsim::models

@@ -43,6 +43,8 @@ struct PipelineSummary {
   int grad_accum = 1;
   std::string schedule;  // "gpipe" | "1f1b"
   bool recompute = false;
+  std::string recompute_mode = "none";  // none | selective | full
+  int virtual_stages = 1;
   std::int64_t batch_per_replica = 0;  // the batch actually used
   std::string batch_source;            // "given" | "largest that fits"
   std::int64_t max_batch_that_fits = 0;

@@ -95,6 +95,15 @@ struct TransformerEntryInfo {
   std::int64_t vocab = 0;     // embedding / head: rows of the token table (tied or not)
 };
 
+// A collective one tensor-parallel rank runs inside a layer's pass (Megatron-LM).
+enum class TpCollectiveOp { allreduce, all_gather, reduce_scatter };
+struct TpCollective {
+  TpCollectiveOp op = TpCollectiveOp::allreduce;
+  double elements_per_sample = 0;  // elements of the whole (unsharded) tensor it covers, per sample
+  bool at_start = false;           // before the pass's kernels (e.g. the SP all-gather) or after
+  const char* what = "";           // static label, e.g. "attn out allreduce"
+};
+
 struct Layer {
   std::string name;
   OpClass op = OpClass::elementwise;
@@ -121,6 +130,8 @@ struct Layer {
   // The kernels of the forward and of the backward pass, in launch order.
   std::vector<KernelSpec> fwd_kernels;
   std::vector<KernelSpec> bwd_kernels;
+  std::vector<TpCollective> tp_fwd;  // in forward, in order
+  std::vector<TpCollective> tp_bwd;  // in backward, in order
 
   double bwd_flops() const { return bwd_input_flops + bwd_weight_flops; }
   // Bytes kept for backward when activations are `bytes_per_element` wide.

@@ -64,6 +64,11 @@ class DeviceStream {
     trace_ = &trace;
     track_ = track;
   }
+  // Idle intervals with this cause appear in the trace as `label` spans of `category` (e.g. a
+  // pipeline bubble); other idle time is left blank.
+  void trace_idle(int cause, std::string_view label, std::string_view category) {
+    idle_labels_[static_cast<std::size_t>(cause)] = {label, category};
+  }
 
   // Runs `duration` of work accounted to `category` after everything enqueued before it, once
   // `gate` (if any) is open; `on_done` fires at its end. `label` is recorded in the trace.
@@ -88,6 +93,12 @@ class DeviceStream {
   std::array<double, kMaxCategories> totals() const;
   bool idle() const { return !running_; }
   std::size_t queued() const { return queue_.size(); }
+  // Calls `wake` once, when an item finishes and fewer than `depth` remain queued (a host thread
+  // blocked on a full launch queue resumes then). One waiter at a time.
+  void wake_below(std::size_t depth, Done wake) {
+    wake_depth_ = depth;
+    wake_ = std::move(wake);
+  }
   std::uint64_t items() const { return items_; }
 
  private:
@@ -126,6 +137,9 @@ class DeviceStream {
   std::array<double, kMaxCategories> totals_{};
   std::uint64_t items_ = 0;
   std::deque<Share> shares_;  // declared, not yet over at the last item start
+  std::array<std::pair<std::string_view, std::string_view>, kMaxCategories> idle_labels_{};
+  std::size_t wake_depth_ = 0;
+  Done wake_;
   double interference_s_ = 0;
 };
 
@@ -149,8 +163,12 @@ inline int DeviceStream::current_idle_cause() const {
 }
 
 inline void DeviceStream::close_idle(Time now) {
-  if (now > idle_since_)
-    totals_[static_cast<std::size_t>(current_idle_cause())] += (now - idle_since_).seconds();
+  if (now > idle_since_) {
+    const auto cause = static_cast<std::size_t>(current_idle_cause());
+    totals_[cause] += (now - idle_since_).seconds();
+    if (trace_ != nullptr && !idle_labels_[cause].first.empty())
+      trace_->span(track_, idle_labels_[cause].first, idle_labels_[cause].second, idle_since_, now);
+  }
   idle_since_ = now;
 }
 
@@ -238,6 +256,11 @@ inline void DeviceStream::finish() {
   idle_since_ = engine_.now();
   if (item.on_done) item.on_done();
   pump();
+  if (wake_ && queue_.size() < wake_depth_) {
+    Done wake = std::move(wake_);
+    wake_ = Done();
+    wake();
+  }
 }
 
 inline std::array<double, DeviceStream::kMaxCategories> DeviceStream::totals() const {
