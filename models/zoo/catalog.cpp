@@ -436,6 +436,20 @@ std::string join(const std::vector<std::string>& words) {
 
 }  // namespace
 
+ZooModel generate_catalog_model(const std::string& name,
+                                const std::map<std::string, double>& values,
+                                const TensorParallelism& parallel) {
+  for (const auto& e : entries()) {
+    if (name != e.name) continue;
+    ZooModel model = e.generate(Hyperparameters(values, parallel));
+    model.name = e.name;
+    model.description = e.description;
+    model.hyperparameters = values;
+    return model;
+  }
+  throw std::logic_error("generate_catalog_model: no catalog model '" + name + "'");
+}
+
 std::vector<ModelInfo> zoo_catalog() {
   std::vector<ModelInfo> out;
   for (const auto& e : entries())
@@ -473,7 +487,7 @@ ZooModel build_zoo_model(const std::string& name, const std::map<std::string, do
   }
   ZooModel model;
   try {
-    model = entry->generate(Hyperparameters(values));
+    model = generate_catalog_model(entry->name, values, {});
   } catch (const ShapeError& e) {
     std::string settings;
     for (const auto& [key, value] : overrides)
@@ -482,9 +496,6 @@ ZooModel build_zoo_model(const std::string& name, const std::map<std::string, do
                                       (settings.empty() ? " its defaults" : settings) + ": " +
                                       e.what());
   }
-  model.name = entry->name;
-  model.description = entry->description;
-  model.hyperparameters = values;
   return model;
 }
 

@@ -4,6 +4,8 @@
 // description and hyper-parameters. A shape that does not work out throws ShapeError.
 
 #include <cstdint>
+#include <map>
+#include <string>
 
 #include "models/zoo/hyperparameters.hpp"
 #include "models/zoo/zoo_model.hpp"
@@ -33,5 +35,12 @@ ZooModel make_transformer_xl(const Hyperparameters& hp, bool attention_dropout);
 ZooModel make_t5(const Hyperparameters& hp);
 ZooModel make_gpt3(const Hyperparameters& hp);
 ZooModel make_llama(const Hyperparameters& hp);
+
+// Runs the catalog's generator of `name` (a catalog name) on resolved hyper-parameters and fills
+// in the name, description and hyper-parameters; build_zoo_model and shard_tensor_parallel go
+// through it. Throws ShapeError as the generators do.
+ZooModel generate_catalog_model(const std::string& name,
+                                const std::map<std::string, double>& values,
+                                const TensorParallelism& parallel);
 
 }  // namespace trainsim::models

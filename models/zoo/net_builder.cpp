@@ -145,6 +145,9 @@ void NetBuilder::end(const Tensor& output, double extra_output_elements) {
   for (auto g = bwd_groups_.rbegin(); g != bwd_groups_.rend(); ++g)
     l.bwd_kernels.insert(l.bwd_kernels.end(), g->begin(), g->end());
   bwd_groups_.clear();
+  for (auto g = tp_bwd_groups_.rbegin(); g != tp_bwd_groups_.rend(); ++g)
+    l.tp_bwd.insert(l.tp_bwd.end(), g->begin(), g->end());
+  tp_bwd_groups_.clear();
   open_ = false;
 }
 
@@ -182,6 +185,10 @@ void NetBuilder::bwd(const KernelSpec& spec) {
 }
 
 void NetBuilder::save(const Tensor& t) {
+  if (const auto shard = saved_as_.find(t.id); shard != saved_as_.end()) {
+    save(shard->second);
+    return;
+  }
   auto idx = static_cast<std::size_t>(t.id);
   if (saved_.at(idx)) return;
   saved_[idx] = true;
@@ -954,5 +961,92 @@ void NetBuilder::describe_transformer(const TransformerEntryInfo& info) {
 }
 
 // ---- end of additions for zoo coverage ----
+
+namespace {
+
+// A per-sample tensor with `rows` instead of its first dimension (the sequence).
+std::vector<std::int64_t> with_rows(std::vector<std::int64_t> shape, std::int64_t rows) {
+  shape.at(0) = rows;
+  return shape;
+}
+
+}  // namespace
+
+void NetBuilder::tp_record(std::vector<TpCollective>& into, TpCollectiveOp op, double elements,
+                           bool at_start, const char* what) {
+  TpCollective c;
+  c.op = op;
+  c.elements_per_sample = elements * repeat_;
+  c.at_start = at_start;
+  c.what = what;
+  into.push_back(c);
+}
+
+Tensor NetBuilder::tp_enter(const Tensor& in, const TensorParallelism& p, const char* fwd_what,
+                            const char* bwd_what) {
+  if (p.tp == 1) return in;
+  Layer& l = open();
+  tp_bwd_groups_.emplace_back();
+  if (!p.sequence_parallel) {
+    tp_record(tp_bwd_groups_.back(), TpCollectiveOp::allreduce, in.elements(), false, bwd_what);
+    return in;
+  }
+  Tensor out = make(with_rows(in.shape, in.shape.at(0) * p.tp), needs_grad(in));
+  saved_as_[out.id] = in;
+  tp_record(l.tp_fwd, TpCollectiveOp::all_gather, out.elements(), true, fwd_what);
+  // Backward: the saved shard gathered again for the weight gradient, then the reduce-scatter of
+  // the input gradient.
+  tp_record(tp_bwd_groups_.back(), TpCollectiveOp::all_gather, out.elements(), false,
+            "sp input regather");
+  tp_record(tp_bwd_groups_.back(), TpCollectiveOp::reduce_scatter, out.elements(), false, bwd_what);
+  return out;
+}
+
+Tensor NetBuilder::tp_exit(const Tensor& in, const TensorParallelism& p, const char* fwd_what,
+                           const char* bwd_what) {
+  if (p.tp == 1) return in;
+  Layer& l = open();
+  if (!p.sequence_parallel) {
+    tp_record(l.tp_fwd, TpCollectiveOp::allreduce, in.elements(), false, fwd_what);
+    return in;
+  }
+  const std::int64_t rows = in.shape.at(0);
+  if (rows % p.tp != 0) {
+    throw ShapeError("sequence parallelism splits " + std::to_string(rows) +
+                     " tokens into tp=" + std::to_string(p.tp) + " shards");
+  }
+  Tensor out = make(with_rows(in.shape, rows / p.tp), needs_grad(in));
+  tp_record(l.tp_fwd, TpCollectiveOp::reduce_scatter, in.elements(), false, fwd_what);
+  tp_bwd_groups_.emplace_back();
+  tp_record(tp_bwd_groups_.back(), TpCollectiveOp::all_gather, in.elements(), true, bwd_what);
+  return out;
+}
+
+Tensor NetBuilder::tp_scatter_sequence(const Tensor& in, const TensorParallelism& p,
+                                       const char* bwd_what) {
+  if (p.tp == 1 || !p.sequence_parallel) return in;
+  open();
+  const std::int64_t rows = in.shape.at(0);
+  if (rows % p.tp != 0) {
+    throw ShapeError("sequence parallelism splits " + std::to_string(rows) +
+                     " tokens into tp=" + std::to_string(p.tp) + " shards");
+  }
+  Tensor out = make(with_rows(in.shape, rows / p.tp), needs_grad(in));
+  tp_bwd_groups_.emplace_back();
+  tp_record(tp_bwd_groups_.back(), TpCollectiveOp::all_gather, in.elements(), true, bwd_what);
+  return out;
+}
+
+Tensor NetBuilder::tp_gather_sequence(const Tensor& in, const TensorParallelism& p,
+                                      const char* fwd_what) {
+  if (p.tp == 1 || !p.sequence_parallel) return in;
+  Tensor out = make(with_rows(in.shape, in.shape.at(0) * p.tp), needs_grad(in));
+  tp_record(open().tp_fwd, TpCollectiveOp::all_gather, out.elements(), true, fwd_what);
+  return out;
+}
+
+void NetBuilder::tp_allreduce(double elements, const char* what) {
+  tp_record(open().tp_fwd, TpCollectiveOp::allreduce, elements, false, what);
+}
 
 }  // namespace trainsim::models

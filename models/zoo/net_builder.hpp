@@ -8,6 +8,7 @@
 // data (which needs no gradient) costs no input-gradient work.
 
 #include <cstdint>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -169,6 +170,44 @@ class NetBuilder {
   // Records the tensor-parallel structure of the open entry (transformer entries only).
   void describe_transformer(const TransformerEntryInfo& info);
   // ---- end of additions for zoo coverage ----
+
+  // ---- tensor parallelism (Megatron-LM: Shoeybi et al. 2019, Sec. 3 and Fig. 3; sequence
+  // parallelism: Korthikanti et al. 2022, Sec. 4.2.2 and Fig. 5) ----
+  // The collectives one rank runs, recorded in the open entry's tp_fwd and tp_bwd (backward ones
+  // in the order autograd runs them, as the kernels). No kernels: the collectives run on the
+  // communication stream. `p.tp` == 1 makes every one of these an identity that records nothing.
+  //
+  // Entering a tensor-parallel region (Megatron's f, the input of a column-parallel layer): without
+  // sequence parallelism an identity forward and an allreduce of the input gradient backward; with
+  // it an all-gather of the sequence shards forward and a reduce-scatter of the gradient backward.
+  // Under sequence parallelism the gathered tensor, where saved for backward, is kept as the
+  // shard `in`, which backward gathers again before the weight gradient (paper: NVIDIA/Megatron-LM
+  // @960c06b megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsync-
+  // Communication.backward: all-gathers the saved input, overlapped with the input gradient).
+  Tensor tp_enter(const Tensor& in, const TensorParallelism& p, const char* fwd_what,
+                  const char* bwd_what);
+  // Leaving it (Megatron's g, the output of a row-parallel layer): an allreduce forward and an
+  // identity backward; with sequence parallelism a reduce-scatter forward ({s, d} -> {s/tp, d})
+  // and an all-gather of the gradient backward.
+  Tensor tp_exit(const Tensor& in, const TensorParallelism& p, const char* fwd_what,
+                 const char* bwd_what);
+  // With sequence parallelism: the rank's sequence shard of a replicated tensor (Megatron's
+  // scatter_to_sequence_parallel_region: a slice forward, an all-gather of the gradient backward).
+  // Without: `in` itself.
+  Tensor tp_scatter_sequence(const Tensor& in, const TensorParallelism& p, const char* bwd_what);
+  // With sequence parallelism: the whole sequence of a sharded tensor for a replicated consumer
+  // (gather_from_sequence_parallel_region with tensor_parallel_output_grad=False: an all-gather
+  // forward, a slice of the gradient backward). Without: `in` itself.
+  Tensor tp_gather_sequence(const Tensor& in, const TensorParallelism& p, const char* fwd_what);
+  // A forward allreduce of `elements` per sample after the entry's kernels (the statistics of
+  // the vocabulary-parallel cross entropy).
+  void tp_allreduce(double elements, const char* what);
+
+ private:
+  void tp_record(std::vector<TpCollective>& into, TpCollectiveOp op, double elements, bool at_start,
+                 const char* what);
+  std::vector<std::vector<TpCollective>> tp_bwd_groups_;  // of the open entry, as bwd_groups_
+  std::map<int, Tensor> saved_as_;  // gathered tensor id -> the shard kept for backward instead
 };
 
 // An entry holding the primitives `f` applies to `in`; returns its output.

@@ -20,28 +20,31 @@ TransformerDims dims_of(const Hyperparameters& hp, std::int64_t ff_multiple,
   dims.d_ff = ff_multiple > 0 ? ff_multiple * dims.d_model : hp.get("d_ff");
   dims.heads = hp.get("heads");
   if (head_dim_key != nullptr) dims.head_dim = hp.get(head_dim_key);
+  dims.parallel = hp.parallel();
   check_transformer_dims(dims);
   return dims;
 }
 
 // Token embedding (its own table or a tied one), positions and dropout as one entry. Sinusoidal
-// positions (Vaswani) cost an add; learned ones (BERT, GPT-2) are a second table.
+// positions (Vaswani) cost an add; learned ones (BERT, GPT-2) are a second table. Under tensor
+// parallelism the positions (and token types) are added to the whole sequence (replicated
+// tables), which sequence parallelism then splits before the norm and dropout.
 Tensor embed_entry(NetBuilder& nb, const std::string& name, const Tensor& ids, std::int64_t vocab,
                    std::int64_t d, std::int64_t learned_positions, bool tied,
-                   bool token_types_and_norm) {
+                   bool token_types_and_norm, const TensorParallelism& p) {
   nb.begin(name, OpClass::embedding, ids.elements());
-  Tensor x = nb.embedding(ids, vocab, d, tied);
+  Tensor x = vocab_parallel_embedding(nb, ids, vocab, d, tied, p, false);
   if (learned_positions > 0) {
     const Tensor positions = nb.embedding(nb.input({ids.shape.at(0)}), learned_positions, d);
     x = nb.add(x, positions);
   } else {
     x = nb.add(x, nb.copy_as(x, x.shape));  // scale by sqrt(d) and add the sinusoid table
   }
-  if (token_types_and_norm) {
-    x = nb.layer_norm(nb.add(x, nb.embedding(nb.input({ids.shape.at(0)}), 2, d)));
-  }
+  if (token_types_and_norm) x = nb.add(x, nb.embedding(nb.input({ids.shape.at(0)}), 2, d));
+  x = nb.tp_scatter_sequence(x, p, "embedding grad all-gather");
+  if (token_types_and_norm) x = nb.layer_norm(x);
   x = nb.dropout(x);
-  mark_vocab_entry(nb, TransformerPart::embedding, d, ids.shape.at(0), vocab);
+  mark_vocab_entry(nb, TransformerPart::embedding, d, ids.shape.at(0), vocab, p);
   nb.end(x);
   return x;
 }
@@ -52,9 +55,8 @@ Tensor lm_head_entry(NetBuilder& nb, const std::string& name, const Tensor& x,
                      const TransformerDims& dims, bool final_norm, std::int64_t vocab, bool tied) {
   nb.begin(name, OpClass::matmul, x.elements());
   Tensor y = final_norm ? transformer_norm(nb, x, dims) : x;
-  y = nb.linear(y, vocab, false, tied);
-  nb.loss(y);
-  mark_vocab_entry(nb, TransformerPart::head, dims.d_model, x.shape.at(0), vocab);
+  y = vocab_parallel_head(nb, y, vocab, tied, dims.parallel);
+  mark_vocab_entry(nb, TransformerPart::head, dims.d_model, y.shape.at(0), vocab, dims.parallel);
   nb.end(y);
   return y;
 }
@@ -78,7 +80,8 @@ ZooModel make_transformer(const Hyperparameters& hp) {
   const Tensor src = nb.input({seq});
   const Tensor tgt = nb.input({seq});
   // Vaswani et al. share one table between both embeddings and the pre-softmax projection.
-  Tensor x = embed_entry(nb, "encoder.embed", src, vocab, dims.d_model, 0, false, false);
+  Tensor x =
+      embed_entry(nb, "encoder.embed", src, vocab, dims.d_model, 0, false, false, dims.parallel);
   for (std::int64_t i = 0; i < encoder_layers; ++i) {
     const std::string p = "encoder." + std::to_string(i) + ".";
     x = attention_entry(nb, p + "self_attn", x, dims, NormPlacement::post, nullptr, 0);
@@ -88,9 +91,11 @@ ZooModel make_transformer(const Hyperparameters& hp) {
   const Tensor memory = x;
   const double carried = memory.elements();
   nb.begin("decoder.embed", OpClass::embedding, tgt.elements() + carried);
-  Tensor y = nb.dropout(
-      nb.add(nb.embedding(tgt, vocab, dims.d_model, true), nb.input({seq, dims.d_model})));
-  mark_vocab_entry(nb, TransformerPart::embedding, dims.d_model, seq, vocab);
+  Tensor y =
+      nb.add(vocab_parallel_embedding(nb, tgt, vocab, dims.d_model, true, dims.parallel, false),
+             nb.input({seq, dims.d_model}));
+  y = nb.dropout(nb.tp_scatter_sequence(y, dims.parallel, "embedding grad all-gather"));
+  mark_vocab_entry(nb, TransformerPart::embedding, dims.d_model, seq, vocab, dims.parallel);
   nb.end(y, carried);
   for (std::int64_t i = 0; i < decoder_layers; ++i) {
     const std::string p = "decoder." + std::to_string(i) + ".";
@@ -113,13 +118,16 @@ ZooModel make_bert(const Hyperparameters& hp) {
   const Tensor ids = nb.input({seq});
   // BERT's position table has 512 rows whatever length a batch uses.
   Tensor x = embed_entry(nb, "embeddings", ids, hp.get("vocab"), dims.d_model,
-                         std::max<std::int64_t>(512, seq), false, true);
+                         std::max<std::int64_t>(512, seq), false, true, dims.parallel);
   for (std::int64_t i = 0; i < hp.get("layers"); ++i) {
     const std::string p = "layer." + std::to_string(i) + ".";
     x = attention_entry(nb, p + "attention", x, dims, NormPlacement::post, nullptr, 0);
     x = mlp_entry(nb, p + "mlp", x, dims, NormPlacement::post, Activation::gelu, 0);
   }
   nb.begin("pooler", OpClass::matmul, x.elements());
+  // The pooler and classifier are replicated on every tensor-parallel rank; under sequence
+  // parallelism the [CLS] token is on one shard, so the pooler gathers the sequence first.
+  x = nb.tp_gather_sequence(x, dims.parallel, "pooler in all-gather");
   x = nb.activation(nb.linear(nb.take_rows(x, 1), dims.d_model, true),
                     Activation::tanh);  // the [CLS] token
   nb.end(x);
@@ -145,7 +153,7 @@ ZooModel gpt_decoder(const Hyperparameters& hp, const TransformerDims& dims,
   NetBuilder nb;
   const Tensor ids = nb.input({seq});
   Tensor x = embed_entry(nb, "embed", ids, vocab, dims.d_model,
-                         std::max<std::int64_t>(n_positions, seq), false, false);
+                         std::max<std::int64_t>(n_positions, seq), false, false, dims.parallel);
   for (std::int64_t i = 0; i < hp.get("n_layer"); ++i) {
     const std::string p = "h." + std::to_string(i) + ".";
     x = attention_entry(nb, p + "attn", x, dims, NormPlacement::pre, nullptr, 0);
@@ -190,8 +198,8 @@ ZooModel make_llama(const Hyperparameters& hp) {
   NetBuilder nb;
   const Tensor ids = nb.input({seq});
   nb.begin("embed_tokens", OpClass::embedding, ids.elements());
-  Tensor x = nb.embedding(ids, vocab, dims.d_model);
-  mark_vocab_entry(nb, TransformerPart::embedding, dims.d_model, seq, vocab);
+  Tensor x = vocab_parallel_embedding(nb, ids, vocab, dims.d_model, false, dims.parallel, true);
+  mark_vocab_entry(nb, TransformerPart::embedding, dims.d_model, seq, vocab, dims.parallel);
   nb.end(x);
   for (std::int64_t i = 0; i < hp.get("n_layer"); ++i) {
     const std::string p = "layers." + std::to_string(i) + ".";
@@ -229,8 +237,8 @@ ZooModel make_t5(const Hyperparameters& hp) {
   const Tensor src = nb.input({seq});
   const Tensor tgt_ids = nb.input({tgt});
   nb.begin("encoder.embed", OpClass::embedding, src.elements());
-  Tensor x = nb.dropout(nb.embedding(src, vocab, d));
-  mark_vocab_entry(nb, TransformerPart::embedding, d, seq, vocab);
+  Tensor x = nb.dropout(vocab_parallel_embedding(nb, src, vocab, d, false, dims.parallel, true));
+  mark_vocab_entry(nb, TransformerPart::embedding, d, seq, vocab, dims.parallel);
   nb.end(x);
   for (std::int64_t i = 0; i < layers; ++i) {
     const std::string p = "encoder." + std::to_string(i) + ".";
@@ -244,8 +252,8 @@ ZooModel make_t5(const Hyperparameters& hp) {
   nb.begin("decoder.embed", OpClass::embedding, x.elements() + tgt_ids.elements());
   const Tensor memory = nb.dropout(transformer_norm(nb, x, dims));
   const double carried = memory.elements();
-  Tensor y = nb.dropout(nb.embedding(tgt_ids, vocab, d, true));
-  mark_vocab_entry(nb, TransformerPart::embedding, d, tgt, vocab);
+  Tensor y = nb.dropout(vocab_parallel_embedding(nb, tgt_ids, vocab, d, true, dims.parallel, true));
+  mark_vocab_entry(nb, TransformerPart::embedding, d, tgt, vocab, dims.parallel);
   nb.end(y, carried);
   for (std::int64_t i = 0; i < layers; ++i) {
     const std::string p = "decoder." + std::to_string(i) + ".";
@@ -258,9 +266,9 @@ ZooModel make_t5(const Hyperparameters& hp) {
   }
   // The decoder's final norm and dropout, then the tied output layer (scaled by d^-1/2).
   nb.begin("lm_head", OpClass::matmul, y.elements());
-  y = nb.linear(nb.dropout(transformer_norm(nb, y, dims)), vocab, false, true);
-  nb.loss(y);
-  mark_vocab_entry(nb, TransformerPart::head, d, tgt, vocab);
+  y = vocab_parallel_head(nb, nb.dropout(transformer_norm(nb, y, dims)), vocab, true,
+                          dims.parallel);
+  mark_vocab_entry(nb, TransformerPart::head, d, tgt, vocab, dims.parallel);
   nb.end(y);
   m.layers = nb.take_layers();
   return m;

@@ -30,26 +30,68 @@ Tensor transformer_norm(NetBuilder& nb, const Tensor& x, const TransformerDims& 
 }
 
 void mark_vocab_entry(NetBuilder& nb, TransformerPart part, std::int64_t d_model, std::int64_t seq,
-                      std::int64_t vocab) {
+                      std::int64_t vocab, const TensorParallelism& parallel) {
   TransformerEntryInfo info;
   info.part = part;
   info.d_model = d_model;
   info.seq = seq;
   info.vocab = vocab;
+  info.parallel = parallel;
   nb.describe_transformer(info);
+}
+
+std::int64_t tp_padded_vocab(std::int64_t vocab, std::int64_t tp) {
+  if (tp == 1) return vocab;
+  // paper: NVIDIA/Megatron-LM, --make-vocab-size-divisible-by defaults to 128 (a multiple that
+  // keeps the logits GEMM's width aligned for tensor cores).
+  constexpr std::int64_t kVocabMultiple = 128;
+  const std::int64_t multiple = kVocabMultiple * tp;
+  return (vocab + multiple - 1) / multiple * multiple;
+}
+
+Tensor vocab_parallel_embedding(NetBuilder& nb, const Tensor& ids, std::int64_t vocab,
+                                std::int64_t d_model, bool tied, const TensorParallelism& p,
+                                bool reduce_scatter) {
+  if (p.tp == 1) return nb.embedding(ids, vocab, d_model, tied);
+  const Tensor partial = nb.embedding(ids, tp_padded_vocab(vocab, p.tp) / p.tp, d_model, tied);
+  if (reduce_scatter && p.sequence_parallel) {
+    return nb.tp_exit(partial, p, "embedding reduce-scatter", "embedding grad all-gather");
+  }
+  return nb.tp_exit(partial, TensorParallelism{p.tp, false}, "embedding allreduce", "");
+}
+
+Tensor vocab_parallel_head(NetBuilder& nb, const Tensor& x, std::int64_t vocab, bool tied,
+                           const TensorParallelism& p) {
+  const Tensor in =
+      nb.tp_enter(x, p, "lm head in all-gather",
+                  p.sequence_parallel ? "lm head dgrad reduce-scatter" : "lm head dgrad allreduce");
+  const Tensor logits = nb.linear(in, tp_padded_vocab(vocab, p.tp) / p.tp, false, tied);
+  nb.loss(logits);
+  if (p.tp > 1) {
+    const double tokens = logits.elements() / static_cast<double>(logits.features());
+    nb.tp_allreduce(tokens, "cross entropy max allreduce");
+    nb.tp_allreduce(tokens, "cross entropy target allreduce");
+    nb.tp_allreduce(tokens, "cross entropy sum allreduce");
+  }
+  return logits;
 }
 
 Tensor attention_entry(NetBuilder& nb, const std::string& name, const Tensor& x,
                        const TransformerDims& dims, NormPlacement norm, const Tensor* memory,
                        double extra_output_elements, const AttentionExtras& extras) {
+  const TensorParallelism& tp = dims.parallel;
+  const bool sp = tp.sequence_parallel;
   const std::int64_t d = dims.d_model;
-  const std::int64_t heads = dims.heads;
+  // One rank's heads: QKV is column-parallel, so its share of the query and key/value heads.
+  const std::int64_t heads = dims.heads / tp.tp;
   const std::int64_t head_dim = head_dim_of(dims);
   const std::int64_t q_width = heads * head_dim;
-  const std::int64_t kv_width = kv_heads_of(dims) * head_dim;
-  const std::int64_t seq = x.shape.at(0);
+  const std::int64_t kv_width = kv_heads_of(dims) / tp.tp * head_dim;
   nb.begin(name, OpClass::attention, x.elements() + extra_output_elements);
-  const Tensor h = norm == NormPlacement::pre ? transformer_norm(nb, x, dims) : x;
+  const Tensor h =
+      nb.tp_enter(norm == NormPlacement::pre ? transformer_norm(nb, x, dims) : x, tp,
+                  "qkv in all-gather", sp ? "qkv dgrad reduce-scatter" : "qkv dgrad allreduce");
+  const std::int64_t seq = h.shape.at(0);
   Tensor ctx;
   std::int64_t kv_seq = 0;
   if (memory == nullptr) {
@@ -85,25 +127,30 @@ Tensor attention_entry(NetBuilder& nb, const std::string& name, const Tensor& x,
     }
     ctx = nb.attention(q, k, v, heads, dims.attention_dropout, kept);
   } else {
-    kv_seq = memory->shape.at(0);
+    const Tensor mem = nb.tp_enter(*memory, tp, "memory all-gather",
+                                   sp ? "memory dgrad reduce-scatter" : "memory dgrad allreduce");
+    kv_seq = mem.shape.at(0);
     const Tensor q = nb.linear(h, q_width, dims.attention_bias);
-    const Tensor kv = nb.linear(*memory, 2 * kv_width, dims.attention_bias);
+    const Tensor kv = nb.linear(mem, 2 * kv_width, dims.attention_bias);
     const Tensor k{kv.id, {kv_seq, kv_width}};
     ctx = nb.attention(q, k, k, heads, dims.attention_dropout, {q, kv});
   }
-  Tensor out = nb.linear(ctx, d, dims.attention_bias);
+  Tensor out =
+      nb.tp_exit(nb.linear(ctx, d, dims.attention_bias), tp,
+                 sp ? "attn out reduce-scatter" : "attn out allreduce", "attn out grad all-gather");
   if (dims.dropout) out = nb.dropout(out);
   out = nb.add(out, x);
   if (norm == NormPlacement::post) out = transformer_norm(nb, out, dims);
-  TransformerEntryInfo info;
+  TransformerEntryInfo info;  // of the whole entry
   info.part = TransformerPart::attention;
   info.d_model = d;
-  info.heads = heads;
+  info.heads = dims.heads;
   info.kv_heads = kv_heads_of(dims);
   info.head_dim = head_dim;
   info.cross = memory != nullptr;
   info.seq = seq;
   info.kv_seq = kv_seq;
+  info.parallel = tp;
   nb.describe_transformer(info);
   nb.end(out, extra_output_elements);
   return out;
@@ -112,12 +159,19 @@ Tensor attention_entry(NetBuilder& nb, const std::string& name, const Tensor& x,
 Tensor mlp_entry(NetBuilder& nb, const std::string& name, const Tensor& x,
                  const TransformerDims& dims, NormPlacement norm, Activation act,
                  double extra_output_elements) {
+  const TensorParallelism& tp = dims.parallel;
+  const bool sp = tp.sequence_parallel;
+  const std::int64_t d_ff = dims.d_ff / tp.tp;  // one rank's columns of fc1, rows of fc2
   nb.begin(name, OpClass::matmul, x.elements() + extra_output_elements);
-  const Tensor h = norm == NormPlacement::pre ? transformer_norm(nb, x, dims) : x;
-  Tensor inner = nb.activation(nb.linear(h, dims.d_ff, dims.mlp_bias), act);
-  if (dims.gated_mlp) inner = nb.mul(inner, nb.linear(h, dims.d_ff, dims.mlp_bias));
+  const Tensor h =
+      nb.tp_enter(norm == NormPlacement::pre ? transformer_norm(nb, x, dims) : x, tp,
+                  "fc1 in all-gather", sp ? "fc1 dgrad reduce-scatter" : "fc1 dgrad allreduce");
+  Tensor inner = nb.activation(nb.linear(h, d_ff, dims.mlp_bias), act);
+  if (dims.gated_mlp) inner = nb.mul(inner, nb.linear(h, d_ff, dims.mlp_bias));
   if (dims.mlp_inner_dropout) inner = nb.dropout(inner);
-  Tensor out = nb.linear(inner, dims.d_model, dims.mlp_bias);
+  Tensor out =
+      nb.tp_exit(nb.linear(inner, dims.d_model, dims.mlp_bias), tp,
+                 sp ? "fc2 out reduce-scatter" : "fc2 out allreduce", "fc2 out grad all-gather");
   if (dims.dropout) out = nb.dropout(out);
   out = nb.add(out, x);
   if (norm == NormPlacement::post) out = transformer_norm(nb, out, dims);
@@ -126,7 +180,8 @@ Tensor mlp_entry(NetBuilder& nb, const std::string& name, const Tensor& x,
   info.d_model = dims.d_model;
   info.d_ff = dims.d_ff;
   info.gated = dims.gated_mlp;
-  info.seq = x.shape.at(0);
+  info.seq = h.shape.at(0);
+  info.parallel = tp;
   nb.describe_transformer(info);
   nb.end(out, extra_output_elements);
   return out;

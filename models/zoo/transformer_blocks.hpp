@@ -34,6 +34,11 @@ struct TransformerDims {
   bool relative_bias = false;      // a learned bias on self-attention scores (T5)
   std::int64_t memory_len = 0;     // Transformer-XL: cached states of the previous segment that
                                    // self-attention's keys and values also cover (no gradient)
+  // The entries one tensor-parallel rank builds (Megatron-LM, Shoeybi et al. 2019, Sec. 3):
+  // attention split by heads (QKV column-parallel, output projection row-parallel), the MLP by
+  // its inner width (fc1 column-, fc2 row-parallel); with sequence parallelism the token stream
+  // outside those regions is split by sequence. tp 1: the whole entry.
+  TensorParallelism parallel;
 };
 
 // What one attention entry adds to the model-wide options.
@@ -66,8 +71,35 @@ Tensor transformer_norm(NetBuilder& nb, const Tensor& x, const TransformerDims& 
 // before any work is done.
 void check_transformer_dims(const TransformerDims& dims);
 
-// Marks the open entry as a transformer embedding or head over a `vocab`-row token table.
+// Marks the open entry as a transformer embedding or head over a `vocab`-row token table
+// (`seq` tokens of the whole sequence), built for `parallel` (tp 1: whole or replicated).
 void mark_vocab_entry(NetBuilder& nb, TransformerPart part, std::int64_t d_model, std::int64_t seq,
-                      std::int64_t vocab);
+                      std::int64_t vocab, const TensorParallelism& parallel = {});
+
+// The vocabulary Megatron-LM splits over `tp` ranks: padded to a multiple of 128 x tp rather
+// than refused (paper: NVIDIA/Megatron-LM megatron/training/tokenizer/tokenizer.py,
+// _vocab_size_with_padding, with --make-vocab-size-divisible-by's default of 128). tp 1: `vocab`.
+std::int64_t tp_padded_vocab(std::int64_t vocab, std::int64_t tp);
+
+// The token lookup of an embedding over `vocab` rows (`tied`: the table belongs to another
+// entry), vocabulary-parallel when p.tp > 1 (Megatron's VocabParallelEmbedding): each rank holds
+// tp_padded_vocab / tp rows, looks up the tokens in its range (zeros for the others) and the
+// ranks sum their partial outputs, with an allreduce, or with sequence parallelism and
+// `reduce_scatter` a reduce-scatter into the rank's sequence shard (megatron-core
+// LanguageModelEmbedding reduce-scatters only where no learned position or token-type table is
+// added to the whole sequence afterwards; those add, then call nb.tp_scatter_sequence).
+Tensor vocab_parallel_embedding(NetBuilder& nb, const Tensor& ids, std::int64_t vocab,
+                                std::int64_t d_model, bool tied, const TensorParallelism& p,
+                                bool reduce_scatter);
+
+// The projection of `x` to `vocab` logits (no bias; `tied`: the embedding's table) and the
+// softmax cross entropy, vocabulary-parallel when p.tp > 1: `x` enters the tensor-parallel
+// region (gathered from its sequence shards under sequence parallelism), the projection is
+// column-parallel over tp_padded_vocab / tp rows and the loss works on those logits, with three
+// allreduces of one value per token (paper: NVIDIA/Megatron-LM megatron/core/tensor_parallel/
+// cross_entropy.py, VocabParallelCrossEntropy: the logits' maximum, the target's logit and the
+// sum of exponentials; fp32 there). Returns the logits.
+Tensor vocab_parallel_head(NetBuilder& nb, const Tensor& x, std::int64_t vocab, bool tied,
+                           const TensorParallelism& p);
 
 }  // namespace trainsim::models

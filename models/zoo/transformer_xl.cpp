@@ -51,6 +51,15 @@ ZooModel make_transformer_xl(const Hyperparameters& hp, bool attention_dropout) 
   dims.attention_bias = false;  // qkv_net, o_net and r_net have no bias; the MLP has
   dims.attention_dropout = attention_dropout;
   dims.memory_len = hp.get("mem_len");
+  // Tensor parallelism splits the layers' attention and MLP; the adaptive embedding and softmax
+  // have no Megatron-LM split and stay replicated on every rank. Self-attention's keys cover the
+  // cached memory and the whole segment, so the segment cannot be split by sequence.
+  dims.parallel = hp.parallel();
+  if (dims.parallel.sequence_parallel && dims.parallel.tp > 1) {
+    throw ShapeError(
+        "sequence parallelism is not available for Transformer-XL (its attention "
+        "covers the cached memory and the whole segment)");
+  }
   check_transformer_dims(dims);
   const std::int64_t seq = hp.get("tgt_len");
   const std::int64_t vocab = hp.get("vocab");

@@ -33,6 +33,18 @@ const char* op_class_name(OpClass op) {
   return "unknown";
 }
 
+const char* tp_collective_op_name(TpCollectiveOp op) {
+  switch (op) {
+    case TpCollectiveOp::allreduce:
+      return "allreduce";
+    case TpCollectiveOp::all_gather:
+      return "all_gather";
+    case TpCollectiveOp::reduce_scatter:
+      return "reduce_scatter";
+  }
+  return "unknown";
+}
+
 double dtype_bytes(const std::string& dtype) {
   if (dtype == "uint8" || dtype == "int8") return 1;
   if (dtype == "fp16" || dtype == "bf16" || dtype == "int16") return 2;

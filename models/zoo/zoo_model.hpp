@@ -80,6 +80,26 @@ sim::Kernel instantiate(const KernelSpec& k, double batch, sim::Dtype dtype);
 // by vocabulary rows. Per sample, like the rest of the Layer.
 enum class TransformerPart { embedding, attention, mlp, head };
 
+// The share of a model one tensor-parallel rank runs (Megatron-LM): `tp` ranks split every
+// transformer entry; with `sequence_parallel` (Korthikanti et al. 2022, Sec. 4.2.2) the token
+// stream between the split regions (norms, dropouts, residual adds) is split by sequence too.
+struct TensorParallelism {
+  std::int64_t tp = 1;
+  bool sequence_parallel = false;
+};
+
+// A collective one tensor-parallel rank runs inside a layer's pass (Megatron-LM).
+enum class TpCollectiveOp { allreduce, all_gather, reduce_scatter };
+
+const char* tp_collective_op_name(TpCollectiveOp op);
+
+struct TpCollective {
+  TpCollectiveOp op = TpCollectiveOp::allreduce;
+  double elements_per_sample = 0;  // elements of the whole (unsharded) tensor it covers, per sample
+  bool at_start = false;           // before the pass's kernels (e.g. the SP all-gather) or after
+  const char* what = "";           // static label, e.g. "attn out allreduce"
+};
+
 struct TransformerEntryInfo {
   TransformerPart part = TransformerPart::attention;
   std::int64_t d_model = 0;
@@ -93,15 +113,8 @@ struct TransformerEntryInfo {
   std::int64_t seq = 0;       // tokens entering the entry
   std::int64_t kv_seq = 0;    // attention: keys per query (encoder length, or memory + segment)
   std::int64_t vocab = 0;     // embedding / head: rows of the token table (tied or not)
-};
-
-// A collective one tensor-parallel rank runs inside a layer's pass (Megatron-LM).
-enum class TpCollectiveOp { allreduce, all_gather, reduce_scatter };
-struct TpCollective {
-  TpCollectiveOp op = TpCollectiveOp::allreduce;
-  double elements_per_sample = 0;  // elements of the whole (unsharded) tensor it covers, per sample
-  bool at_start = false;           // before the pass's kernels (e.g. the SP all-gather) or after
-  const char* what = "";           // static label, e.g. "attn out allreduce"
+  // The split this entry was built with (tp 1: the whole entry, or replicated on every rank).
+  TensorParallelism parallel;
 };
 
 struct Layer {
@@ -130,8 +143,10 @@ struct Layer {
   // The kernels of the forward and of the backward pass, in launch order.
   std::vector<KernelSpec> fwd_kernels;
   std::vector<KernelSpec> bwd_kernels;
-  std::vector<TpCollective> tp_fwd;  // in forward, in order
-  std::vector<TpCollective> tp_bwd;  // in backward, in order
+  // Tensor parallelism: the collectives one rank runs in the forward and the backward pass, in
+  // order (empty unless the model was split by shard_tensor_parallel).
+  std::vector<TpCollective> tp_fwd;
+  std::vector<TpCollective> tp_bwd;
 
   double bwd_flops() const { return bwd_input_flops + bwd_weight_flops; }
   // Bytes kept for backward when activations are `bytes_per_element` wide.
