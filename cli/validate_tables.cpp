@@ -35,47 +35,38 @@ std::string_view reference_csv(const std::string& file) {
   throw std::out_of_range("no embedded reference table '" + file + "'");
 }
 
-namespace {
-
-using fit::ValidationPoint;
-
-// One CSV row with named access.
-class Row {
- public:
-  Row(const fit::CsvTable& t, const fit::CsvRow& r) : table_(t), row_(r) {}
-  const std::string& at(const std::string& column) const {
-    const auto it = std::find(table_.header.begin(), table_.header.end(), column);
-    if (it == table_.header.end())
-      throw std::logic_error(table_.file + ": no column '" + column + "'");
-    return row_.fields[static_cast<std::size_t>(it - table_.header.begin())];
+std::optional<double> TableRow::number(const std::string& column) const {
+  const std::string& s = at(column);
+  if (s.empty()) return std::nullopt;
+  try {
+    std::size_t used = 0;
+    const double v = std::stod(s, &used);
+    if (used != s.size() || !std::isfinite(v)) return std::nullopt;
+    return v;
+  } catch (const std::exception&) {
+    return std::nullopt;
   }
-  std::optional<double> number(const std::string& column) const {
-    const std::string& s = at(column);
-    if (s.empty()) return std::nullopt;
-    try {
-      std::size_t used = 0;
-      const double v = std::stod(s, &used);
-      if (used != s.size() || !std::isfinite(v)) return std::nullopt;
-      return v;
-    } catch (const std::exception&) {
-      return std::nullopt;
-    }
-  }
-  int line() const { return row_.line; }
+}
 
- private:
-  const fit::CsvTable& table_;
-  const fit::CsvRow& row_;
-};
+const std::string& TableRow::at(const std::string& column) const {
+  const auto it = std::find(table_.header.begin(), table_.header.end(), column);
+  if (it == table_.header.end())
+    throw std::logic_error(table_.file + ": no column '" + column + "'");
+  return row_.fields[static_cast<std::size_t>(it - table_.header.begin())];
+}
 
 fit::CsvTable embedded_table(const std::string& file) {
   return fit::parse_csv_table(reference_csv(file), "tests/reference_data/" + file);
 }
 
+namespace {
+
+using fit::ValidationPoint;
+
 template <typename F>
 void for_each_row(const fit::CsvTable& t, F f) {
   for (const fit::CsvRow& r : t.rows)
-    f(Row(t, r));
+    f(TableRow(t, r));
 }
 
 std::string fmt(double v) {
@@ -111,7 +102,7 @@ struct KernelRow {
   std::string gpu_label;
 };
 
-std::optional<KernelRow> kernel_row(const Row& r, const sim::ProfileLibrary& lib) {
+std::optional<KernelRow> kernel_row(const TableRow& r, const sim::ProfileLibrary& lib) {
   const auto acc = deepbench_accelerator(r.at("gpu"));
   const auto dtype = deepbench_dtype(r.at("precision_sheet"));
   if (!acc || !dtype) return std::nullopt;
@@ -131,7 +122,7 @@ double kernels_ms(const sim::AcceleratorSpec& a, const std::vector<models::Kerne
 
 std::vector<ValidationPoint> deepbench_gemm(const sim::ProfileLibrary& lib) {
   std::vector<ValidationPoint> out;
-  for_each_row(embedded_table("deepbench_train_gemm.csv"), [&](const Row& r) {
+  for_each_row(embedded_table("deepbench_train_gemm.csv"), [&](const TableRow& r) {
     const auto k = kernel_row(r, lib);
     const auto m = r.number("M"), n = r.number("N"), kk = r.number("K"), t = r.number("time_ms");
     if (!k || !m || !n || !kk || !t || *t <= 0) return;
@@ -157,7 +148,7 @@ std::vector<ValidationPoint> deepbench_gemm(const sim::ProfileLibrary& lib) {
 
 std::vector<ValidationPoint> deepbench_conv(const sim::ProfileLibrary& lib) {
   std::vector<ValidationPoint> out;
-  for_each_row(embedded_table("deepbench_train_conv.csv"), [&](const Row& r) {
+  for_each_row(embedded_table("deepbench_train_conv.csv"), [&](const TableRow& r) {
     const auto k = kernel_row(r, lib);
     if (!k) return;
     const auto get = [&](const char* c) { return static_cast<std::int64_t>(*r.number(c)); };
@@ -212,7 +203,7 @@ std::vector<ValidationPoint> deepbench_conv(const sim::ProfileLibrary& lib) {
 
 std::vector<ValidationPoint> deepbench_lstm(const sim::ProfileLibrary& lib) {
   std::vector<ValidationPoint> out;
-  for_each_row(embedded_table("deepbench_train_rnn.csv"), [&](const Row& r) {
+  for_each_row(embedded_table("deepbench_train_rnn.csv"), [&](const TableRow& r) {
     if (r.at("cell") != "lstm") return;
     const auto k = kernel_row(r, lib);
     const auto hidden = r.number("hidden_units"), n = r.number("N"), steps = r.number("timesteps");
@@ -271,7 +262,7 @@ double simulate_throughput(const nlohmann::json& doc, const std::string& label,
 
 std::vector<ValidationPoint> mxnet_throughput(const sim::ProfileLibrary& lib) {
   std::vector<ValidationPoint> out;
-  for_each_row(embedded_table("throughput_vs_batch_mxnet_k80_m60.csv"), [&](const Row& r) {
+  for_each_row(embedded_table("throughput_vs_batch_mxnet_k80_m60.csv"), [&](const TableRow& r) {
     const std::string gpu = r.at("gpu");
     const std::string model = r.at("model") == "AlexNet"        ? "alexnet"
                               : r.at("model") == "Inception-v3" ? "inception_v3"
@@ -384,7 +375,7 @@ bool profile_exists(const sim::ProfileLibrary& lib, const std::string& kind,
 
 std::vector<ValidationPoint> lambda_scaling(const sim::ProfileLibrary& lib) {
   std::vector<ValidationPoint> out;
-  for_each_row(embedded_table("dp_scaling_lambda_fp32_no_h100.csv"), [&](const Row& r) {
+  for_each_row(embedded_table("dp_scaling_lambda_fp32_no_h100.csv"), [&](const TableRow& r) {
     const auto system = lambda_system(r.at("system"));
     const auto model = workload(r.at("model"));
     const auto gpus = r.number("num_gpu"), batch = r.number("global_batch"),
@@ -434,7 +425,7 @@ DgxSystem dgx_system(const std::string& heading) {
   return {8, "nvlink2", "dual-xeon-e5-2698v4", "ib-edr"};
 }
 
-std::optional<Workload> dle_workload(const Row& r) {
+std::optional<Workload> dle_workload(const TableRow& r) {
   const std::string m = r.at("model");
   const std::string heading = r.at("table_heading");
   if (m == "ResNet-50 v1.5") return workload("resnet50");
@@ -460,7 +451,7 @@ std::optional<Workload> dle_workload(const Row& r) {
 
 // BERT pre-training tables give a global accumulation in "Accumulation steps (FP32 and FP16)" or
 // "Gradient Accumulation: mixed precision, FP32": the count for this row's precision.
-int dle_accumulation(const Row& r, bool amp) {
+int dle_accumulation(const TableRow& r, bool amp) {
   const std::string extra = r.at("extra_batch_cols");
   if (extra.empty()) return 1;
   const nlohmann::json j = nlohmann::json::parse(extra, nullptr, false);
@@ -482,7 +473,7 @@ int dle_accumulation(const Row& r, bool amp) {
 
 std::vector<ValidationPoint> dle_throughput(const sim::ProfileLibrary& lib) {
   std::vector<ValidationPoint> out;
-  for_each_row(embedded_table("dle_training_throughput_calibration.csv"), [&](const Row& r) {
+  for_each_row(embedded_table("dle_training_throughput_calibration.csv"), [&](const TableRow& r) {
     const auto model = dle_workload(r);
     auto throughput = r.number("throughput");
     auto batch = r.number("batch_per_gpu");
@@ -560,7 +551,7 @@ nlohmann::json torchgpipe_model(const std::string& name) {
 
 std::vector<ValidationPoint> torchgpipe_speed(const sim::ProfileLibrary& lib) {
   std::vector<ValidationPoint> out;
-  for_each_row(embedded_table("torchgpipe_speed_benchmarks.csv"), [&](const Row& r) {
+  for_each_row(embedded_table("torchgpipe_speed_benchmarks.csv"), [&](const TableRow& r) {
     const nlohmann::json model = torchgpipe_model(r.at("model"));
     const auto k = r.number("n_partitions"), batch = r.number("batch_size"),
                v = r.number("throughput_samples_per_s");
@@ -622,6 +613,7 @@ std::vector<ReferenceTable> reference_tables() {
       {"torchgpipe_speed", "kakaobrain/torchgpipe @a1b4ee2 docs/benchmarks.rst (8 x Tesla P40)",
        "samples/s", torchgpipe_speed},
   };
+  add_megatron_tables(t);
   add_collective_tables(t);
   return t;
 }
