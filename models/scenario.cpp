@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <set>
 
+#include "models/zoo/tensor_parallel.hpp"
 #include "models/zoo/zoo.hpp"
 #include "sim/config/json_reader.hpp"
 #include "sim/config/limits.hpp"
@@ -189,6 +190,11 @@ void read_mesh_keys(sim::JsonReader& p, Scenario& s) {
              "cannot be combined with parallelism.balance (chunks are balanced "
              "by simulated cost)");
     }
+  }
+  if (s.tensor_parallel > 1 || s.sequence_parallel) {
+    // Split the model now, so that a model tensor parallelism cannot split is refused naming
+    // the key (the step splits it again from the same inputs).
+    shard_tensor_parallel(s.model, s.tensor_parallel, s.sequence_parallel, p.where("tensor"));
   }
   if (s.zero >= 2 && s.pipeline_stages > 1) {
     // DeepSpeed refuses it (deepspeed/runtime/pipe/engine.py: "ZeRO-2 and ZeRO-3 are

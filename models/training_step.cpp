@@ -266,7 +266,11 @@ class MeshSim {
     }
     const double copies = h2d_copies_end_ - h2d_copies_start_;
     r.h2d_copy_s = net_ && copies > 0 ? (h2d_busy_end_s_ - h2d_busy_start_s_) / copies : h2d_s_;
-    r.gradient_bytes = s_.inference ? 0 : static_cast<double>(s_.model.params()) * grad_bytes_;
+    // Per device: what its stage's data-parallel collectives carry (one tensor-parallel rank's
+    // share of the stage; the whole model without model parallelism).
+    r.gradient_bytes =
+        s_.inference ? 0
+                     : static_cast<double>(plan_.rank_model.params()) * grad_bytes_ / shape_.stages;
     r.buckets = buckets_per_step_;
     r.upstream_batch_s = upstream_.total_s();
     r.h2d_batch_s = h2d_s_;

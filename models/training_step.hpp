@@ -74,7 +74,7 @@ struct StepReport {
   // Seconds of compute lost per step to overlapping collectives (their kernels' SMs and DRAM
   // traffic); already inside breakdown.compute_s / recompute_s, not an extra part of the step.
   double comm_interference_s = 0;
-  double gradient_bytes = 0;  // per step per replica
+  double gradient_bytes = 0;  // per step per device (its stage's share of a tp rank's gradients)
   int buckets = 0;
   std::string framework;
   double kernels_per_step = 0;  // device kernels (and copies) launched per step per replica

@@ -249,3 +249,48 @@ HOSTILE("pipeline deeper than the model",
         2, {"parallelism.pipeline: 100 stages, but model amoebanet_d has only 24 layers"})
 HOSTILE("--verbose is accepted", {"simulate", "--verbose", "--format", "json"}, 0,
         {"\"throughput_samples_per_s\""})
+
+// The device mesh (issue 15): tensor, sequence, ZeRO and interleaving keys.
+HOSTILE("tensor parallelism on a conv net",
+        {"simulate", "--set", "parallelism.tensor=2", "--set", "parallelism.data=4"}, 2,
+        {"--set parallelism.tensor=2", "parallelism.tensor", "resnet50", "no transformer entries"})
+HOSTILE("tensor degree not dividing the heads",
+        {"simulate", "--set", "model=gpt3_1_3b", "--set", "parallelism.tensor=3", "--set",
+         "parallelism.data=2"},
+        2, {"parallelism.tensor", "heads=16 is not divisible by tp=3"})
+HOSTILE("zero stage 4", {"simulate", "--set", "parallelism.zero=4"}, 2,
+        {"parallelism.zero", "above the limit of 3"})
+HOSTILE("zero 2 with a pipeline",
+        {"simulate", "--set", "parallelism.zero=2", "--set", "parallelism.pipeline=2", "--set",
+         "parallelism.data=4"},
+        2, {"parallelism.zero", "cannot be combined with parallelism.pipeline > 1"})
+HOSTILE("interleaving without a pipeline", {"simulate", "--set", "parallelism.virtual_stages=2"}, 2,
+        {"parallelism.virtual_stages", "needs parallelism.pipeline > 1"})
+HOSTILE("interleaving with gpipe",
+        {"simulate", "--set", "parallelism.pipeline=2", "--set", "parallelism.data=4", "--set",
+         "parallelism.microbatches=2", "--set", "parallelism.virtual_stages=2"},
+        2, {"parallelism.virtual_stages", "needs parallelism.schedule \"1f1b\""})
+HOSTILE("interleaving with micro-batches not a multiple of the stages",
+        {"simulate", "--set", "parallelism.pipeline=2", "--set", "parallelism.data=4", "--set",
+         "parallelism.microbatches=3", "--set", "parallelism.schedule=1f1b", "--set",
+         "parallelism.virtual_stages=2"},
+        2, {"parallelism.virtual_stages", "multiple of parallelism.pipeline (2)"})
+HOSTILE("more chunks than layers",
+        {"simulate", "--set", "parallelism.pipeline=2", "--set", "parallelism.data=4", "--set",
+         "parallelism.microbatches=2", "--set", "parallelism.schedule=1f1b", "--set",
+         "parallelism.virtual_stages=200"},
+        2, {"parallelism.virtual_stages", "2 stages x 200 chunks", "layers"})
+HOSTILE("recompute mode unknown", {"simulate", "--set", "recompute=partial"}, 2,
+        {"recompute", "not one of none|selective|full"})
+HOSTILE("mesh larger than the cluster",
+        {"simulate", "--set", "model=gpt3_1_3b", "--set", "parallelism.data=2", "--set",
+         "parallelism.tensor=8"},
+        2,
+        {"parallelism.data",
+         "data x pipeline x tensor = 2 x 1 x 8 = 16 devices, but the cluster has 8"})
+HOSTILE("unknown mesh order", {"simulate", "--set", "parallelism.order=pp-dp-tp"}, 2,
+        {"parallelism.order", "not one of tp-dp-pp|tp-pp-dp|dp-tp-pp"})
+HOSTILE("sparsified exchange with tensor parallelism",
+        {"simulate", "--set", "model=gpt3_1_3b", "--set", "parallelism.tensor=2", "--set",
+         "parallelism.data=4", "--set", "communication.compression=topk"},
+        2, {"communication.compression", "data parallelism only"})

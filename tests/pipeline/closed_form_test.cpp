@@ -258,3 +258,18 @@ TEST_CASE("Trace shows per-stage compute, transfers and fill/drain bubbles") {
             b.optimizer_s + b.host_s + b.tp_comm_s + b.zero_comm_s ==
         Approx(r.step_time_s).epsilon(1e-9));
 }
+
+TEST_CASE("Interleaved 1F1B divides the bubble by the virtual stages (Narayanan et al. 2021)") {
+  // Sec. 2.2.2: with v model chunks per device the bubble is (K-1)/v micro-batch times, so its
+  // share of the step is ((K-1)/v) / (M + (K-1)/v) for uniform chunks and free links.
+  for (int v : {1, 2, 4}) {
+    Scenario s = uniform(16, 4, 8, 8);
+    s.schedule = PipelineSchedule::one_f_one_b;
+    s.virtual_stages = v;
+    const auto r = simulate_training(s);
+    const double bubble = 3.0 / v;
+    INFO("v=" << v);
+    CHECK(r.pipeline.ideal_bubble_fraction == Approx(bubble / (8 + bubble)).epsilon(1e-12));
+    CHECK(r.breakdown.bubble_s / r.step_time_s == Approx(bubble / (8 + bubble)).epsilon(1e-6));
+  }
+}
