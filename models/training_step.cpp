@@ -447,7 +447,9 @@ class MeshSim {
     // Megatron-LM sends each tensor-parallel rank's 1/tp slice and all-gathers it on arrival
     // (scatter-gather optimisation, Narayanan et al. 2021 Sec. 4.1); the output is replicated
     // across the group without sequence parallelism.
-    return sizes_[z] * last.output_elements * act_width(s_) / s_.tensor_parallel;
+    // With sequence parallelism the output is already the rank's 1/tp sequence shard.
+    const double split = s_.sequence_parallel ? 1.0 : s_.tensor_parallel;
+    return sizes_[z] * last.output_elements * act_width(s_) / split;
   }
   double send_s(int global_chunk, int z) const {
     if (shape_.chunks() < 2) return 0;
