@@ -97,11 +97,12 @@ double kept_bytes(const Scenario& s, const Layer& l, double width) {
 }
 
 // Full recomputation stores only checkpoints and rebuilds one segment at a time in backward.
-// Megatron-LM checkpoints every transformer layer's input (--recompute-granularity full,
-// uniform, one layer); torchgpipe checkpoints each stage's input per micro-batch; a single
-// device uses sqrt(L) segments (Chen et al. 2016, "Training Deep Nets with Sublinear Memory
-// Cost").
+// GPipe pipelines (Huang et al. 2019, Sec. 2.3; torchgpipe) checkpoint each stage's input per
+// micro-batch; Megatron-LM (1F1B, interleaved, or one stage) checkpoints every transformer
+// layer's input (--recompute-granularity full, uniform, one layer); other single-device models
+// use sqrt(L) segments (Chen et al. 2016, "Training Deep Nets with Sublinear Memory Cost").
 int checkpoint_segment(const Scenario& s, const ZooModel& m, int chunk_layers) {
+  if (s.pipeline_stages > 1 && s.schedule == PipelineSchedule::gpipe) return chunk_layers;
   bool transformer = false;
   for (const Layer& l : m.layers)
     transformer = transformer || l.transformer.has_value();
