@@ -5,6 +5,11 @@
 // kernels as frameworks do). Prints median wall time, events and the ratio. A benchmark, never a
 // timed test.
 //
+// Then the LLM layouts of issue 15 (examples/gpt3_175b_1024xa100.json: 1024 A100, tp 8 x pp 16 x
+// dp 8, 192 micro-batches; examples/llama2_70b_64xh100.json: 64 H100, tp 4 x pp 4 x 20 chunks,
+// 256 micro-batches): median wall time, events, the process's peak RSS after them, and the ratio
+// to the demo's wall time in the same run.
+//
 // usage: bench_step [--reps N]
 
 #include <algorithm>
@@ -14,6 +19,8 @@
 #include <cstring>
 #include <string>
 #include <vector>
+
+#include <sys/resource.h>
 
 #include "cli/profiles_source.hpp"
 #include "cli/scenario_source.hpp"
@@ -48,13 +55,14 @@ void collapse(trainsim::models::Scenario& s) {
   }
 }
 
-Result run(const std::vector<std::string>& sets, bool collapsed, int reps) {
+Result run(const std::vector<std::string>& sets, bool collapsed, int reps,
+           const std::string& file = "") {
   static const auto profiles = trainsim::cli::load_profile_library({});
   std::vector<double> walls;
   Result r;
   for (int i = 0; i < reps; ++i) {
     const auto t0 = Clock::now();
-    auto scenario = trainsim::cli::load_scenario_source("", sets, profiles);
+    auto scenario = trainsim::cli::load_scenario_source(file, sets, profiles);
     if (collapsed) collapse(scenario);
     const auto report = trainsim::models::simulate_training(scenario);
     walls.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
@@ -98,6 +106,17 @@ int main(int argc, char** argv) {
     const Result coarse = run(c.sets, true, reps);
     std::printf("%-32s %12.0f %12llu %10.3f %14.3f %9.2fx\n", c.name, fine.kernels, fine.events,
                 1e3 * fine.median_s, 1e3 * coarse.median_s, fine.median_s / coarse.median_s);
+  }
+  const Result demo = run({}, false, reps);
+  const std::string examples = std::string(TRAINSIM_SOURCE_DIR) + "/examples/";
+  std::printf("\n%-32s %12s %12s %10s %14s %10s\n", "LLM layout", "kernels/step", "events",
+              "wall (s)", "peak RSS (MiB)", "vs demo");
+  for (const char* file : {"gpt3_175b_1024xa100.json", "llama2_70b_64xh100.json"}) {
+    const Result r = run({}, false, std::max(1, reps / 7), examples + file);
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    std::printf("%-32s %12.0f %12llu %10.3f %14.1f %9.0fx\n", file, r.kernels, r.events, r.median_s,
+                static_cast<double>(usage.ru_maxrss) / 1024.0, r.median_s / demo.median_s);
   }
   return 0;
 }

@@ -52,10 +52,16 @@ void print_pipeline_text(std::ostream& os, const models::StepReport& r) {
      << p.max_batch_that_fits << ")"
      << "; ideal bubble " << format_number(100 * p.ideal_bubble_fraction, 3) << "%\n";
   for (const auto& s : r.stages) {
-    os << "    stage " << s.stage << "  layers " << s.first_layer << "-"
-       << s.first_layer + s.layers - 1 << " (" << s.layers << ", " << s.first_layer_name << " .. "
-       << s.last_layer_name << "), " << format_number(static_cast<double>(s.params) / 1e6, 4)
-       << " M params\n"
+    os << "    stage " << s.stage << "  ";
+    if (p.virtual_stages > 1) {
+      // Interleaved: the stage's layers are v chunks spread over the model.
+      os << s.layers << " layers in " << p.virtual_stages << " chunks (" << s.first_layer_name
+         << " .. " << s.last_layer_name << ")";
+    } else {
+      os << "layers " << s.first_layer << "-" << s.first_layer + s.layers - 1 << " (" << s.layers
+         << ", " << s.first_layer_name << " .. " << s.last_layer_name << ")";
+    }
+    os << ", " << format_number(static_cast<double>(s.params) / 1e6, 4) << " M params\n"
        << "             per micro-batch fwd " << format_seconds(s.forward_s) << ", bwd "
        << format_seconds(s.backward_s) << ", recompute " << format_seconds(s.recompute_s)
        << ", send " << format_bytes(s.send_bytes) << " in " << format_seconds(s.send_s) << "\n"
