@@ -43,18 +43,6 @@ std::string keys_of(const nlohmann::json& object) {
   return out;
 }
 
-// A number, or a quantity string in any dimension the profiles use, in SI base units.
-std::optional<double> numeric_value(const nlohmann::json& leaf) {
-  if (leaf.is_number()) return leaf.get<double>();
-  if (!leaf.is_string()) return std::nullopt;
-  for (const sim::Dimension d :
-       {sim::Dimension::seconds, sim::Dimension::bytes_per_s, sim::Dimension::bytes,
-        sim::Dimension::flops_per_s, sim::Dimension::flops, sim::Dimension::dimensionless}) {
-    if (const auto v = sim::parse_quantity(leaf.get<std::string>(), d)) return v;
-  }
-  return std::nullopt;
-}
-
 bool is_fraction(const std::vector<std::string>& parts) {
   // Efficiencies (achieved fractions of peak: a kernels profile's compute and memory tables, the
   // half-tile rate) and the sparsification density live in (0, 1].
@@ -157,6 +145,18 @@ std::vector<std::string> overrides_for(const CalibrationSetup& setup, std::size_
 }
 
 }  // namespace
+
+// A number, or a quantity string in any dimension the profiles use, in SI base units.
+std::optional<double> numeric_value(const nlohmann::json& leaf) {
+  if (leaf.is_number()) return leaf.get<double>();
+  if (!leaf.is_string()) return std::nullopt;
+  for (const sim::Dimension d :
+       {sim::Dimension::seconds, sim::Dimension::bytes_per_s, sim::Dimension::bytes,
+        sim::Dimension::flops_per_s, sim::Dimension::flops, sim::Dimension::dimensionless}) {
+    if (const auto v = sim::parse_quantity(leaf.get<std::string>(), d)) return v;
+  }
+  return std::nullopt;
+}
 
 std::string override_text(const std::string& path, double value) {
   return path + "=" + nlohmann::json(value).dump();

@@ -3,6 +3,7 @@
 // profiles it names, checked before any fitting), the measured rows (scenario overrides plus a
 // measured throughput), and the simulator as a black-box model of one row.
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -60,5 +61,9 @@ double simulate_row(const CalibrationSetup& setup, const sim::ProfileLibrary& pr
 
 // "PATH=VALUE" with the value printed to round-trip exactly.
 std::string override_text(const std::string& path, double value);
+
+// A profile leaf as a number: a number, or a quantity string in any dimension the profiles use,
+// in SI base units; nullopt for anything else.
+std::optional<double> numeric_value(const nlohmann::json& leaf);
 
 }  // namespace trainsim::cli

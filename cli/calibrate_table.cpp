@@ -12,6 +12,7 @@
 #include <regex>
 #include <sstream>
 
+#include "cli/calibrate_setup.hpp"
 #include "cli/validate_tables.hpp"
 #include "fit/calibration.hpp"
 #include "sim/config/nearest_name.hpp"
@@ -31,17 +32,6 @@ struct TableParameter {
   double lower = 0;
   double upper = std::numeric_limits<double>::infinity();
 };
-
-std::optional<double> numeric(const nlohmann::json& leaf) {
-  if (leaf.is_number()) return leaf.get<double>();
-  if (!leaf.is_string()) return std::nullopt;
-  for (const sim::Dimension d :
-       {sim::Dimension::seconds, sim::Dimension::bytes_per_s, sim::Dimension::bytes,
-        sim::Dimension::flops_per_s, sim::Dimension::flops, sim::Dimension::dimensionless}) {
-    if (const auto v = sim::parse_quantity(leaf.get<std::string>(), d)) return v;
-  }
-  return std::nullopt;
-}
 
 TableParameter parse_parameter(const std::string& text, const sim::ProfileLibrary& lib) {
   const std::string where = "--free " + text;
@@ -72,7 +62,7 @@ TableParameter parse_parameter(const std::string& text, const sim::ProfileLibrar
     if (dot == std::string::npos) break;
     start = dot + 1;
   }
-  const auto v = numeric(*node);
+  const auto v = numeric_value(*node);
   if (!v || !(*v > 0)) {
     throw InputError(where, "is " + node->dump() + ": calibration needs a positive number");
   }
