@@ -67,8 +67,12 @@ double estimate_run_events(const models::Scenario& s) {
   double accum = s.grad_accum;
   if (s.grad_accum > 8 && !(s.input.enabled && s.input.echo_factor > 1)) accum = 9;
   const double micro = accum * std::max(1, s.microbatches);
-  // Plus input, copy and bucket events per micro-batch; pipelines add transfers per stage.
-  const double per_micro = 2.0 * kernels + 32.0 + 8.0 * s.pipeline_stages;
+  // Plus input, copy and bucket events per micro-batch; pipelines add transfers per stage, tensor
+  // parallelism about 4 collectives per layer pass, ZeRO-3 a gather per layer and pass.
+  double extra_per_layer = s.tensor_parallel > 1 ? 8.0 : 0.0;
+  if (s.zero >= 3) extra_per_layer += 4.0;
+  const double per_micro = 2.0 * kernels + 32.0 + 8.0 * s.pipeline_stages +
+                           extra_per_layer * static_cast<double>(s.model.layers.size());
   return simulated_steps(s) *
          (micro * per_micro + 2.0 * static_cast<double>(s.model.layers.size()));
 }
@@ -81,7 +85,7 @@ void check_run_resources(const models::Scenario& s, const std::string& origin, C
                                  format_number(sim::limits::kMaxRunEvents, 3) +
                                  "; lower steps, grad_accum or microbatches");
   }
-  const int devices = s.data_parallel * s.pipeline_stages;
+  const int devices = s.devices();
   if (io != nullptr && io->err_is_terminal &&
       (events > sim::limits::kLongRunEvents || devices > sim::limits::kLongRunAccelerators)) {
     io->err << "trainsim: simulating about " << format_number(events, 3) << " events on " << devices
