@@ -107,10 +107,9 @@ std::optional<bool> tensor_split(const models::ZooModel& m, int tp) {
 
 // Model chunks per stage of the interleaved schedule. Narayanan et al. 2021 (SC21) Sec. 2.2.2:
 // v chunks per device cut the bubble by v at v times the pipeline transfers; NVIDIA's NeMo
-// recipes (NVIDIA/NeMo-Framework-Launcher launcher_scripts/conf/training/llama/llama2_70b.yaml,
-// gpt3/175b.yaml) go as far as one transformer layer per chunk. Two layers per chunk keeps most
-// of that gain (bubble (K-1)/(v m) within a factor 2 of the deepest) at half the transfers and
-// half the simulated events.
+// recipes (NVIDIA/NeMo-Framework-Launcher launcher_scripts/conf/training/llama/llama2_70b.yaml:
+// pipeline 4 x virtual 20 for 80 layers) go to one transformer layer per chunk. A zoo
+// transformer layer is two entries (attention, MLP), so two entries per chunk is that depth.
 int interleave_chunks(int layers, int pp) {
   return layers / pp / 2;
 }
@@ -118,7 +117,10 @@ int interleave_chunks(int layers, int pp) {
 // Micro-batch sizes to try for a replica batch of `batch`, largest first. One stage: any power of
 // two dividing the batch, and the batch itself (accumulation only when memory forces it). A
 // pipeline: powers of two up to `max_microbatch`, whole micro-batch counts, a multiple of the
-// depth when interleaved (Megatron-LM's interleaved schedule needs it).
+// depth when interleaved (Megatron-LM's interleaved schedule needs it), and at least 4K
+// micro-batches for K stages unless only one sample each is left (Huang et al. 2019, "GPipe",
+// Sec. 2.2: the bubble (K-1)/(M+K-1) is negligible once M >= 4K; a larger micro-batch that
+// leaves fewer only trades GEMM efficiency for bubble).
 std::vector<int> micro_batch_choices(std::int64_t batch, int pp, int v, int max_microbatch) {
   std::vector<int> out;
   if (pp == 1) {
@@ -132,6 +134,7 @@ std::vector<int> micro_batch_choices(std::int64_t batch, int pp, int v, int max_
       if (batch % p != 0) continue;
       const std::int64_t m = batch / p;
       if (m > sim::limits::kMaxMicrobatches || (v > 1 && m % pp != 0)) continue;
+      if (p > 1 && m < 4 * std::int64_t{pp}) continue;
       out.push_back(static_cast<int>(p));
     }
   }
