@@ -1,8 +1,10 @@
 // trainsim plan [SCENARIO] --catalog FILE --target "20000 samples/s" | --target "24 h"
-//               [--epochs E --dataset-samples D] [--max-pipeline K] [--jobs N]
-//               [--format text|json|csv]
-// Enumerates catalog options x node counts x layouts, simulates those that fit in memory and
-// prints the Pareto front of cost vs time with the cheapest configuration meeting the target.
+//               [--epochs E --dataset-samples D] [--max-pipeline K] [--max-tensor T]
+//               [--max-microbatch B] [--no-interleave] [--jobs N] [--format text|json|csv]
+// For each catalog option and node count, searches the device-mesh layouts of the scenario at
+// its global batch (cli/plan_search.hpp), simulates those that fit in memory and are not
+// dominated, and prints the Pareto front of cost vs time, the best-MFU layout per option and node
+// count, and the cheapest layout meeting the target.
 
 #include <cmath>
 #include <iomanip>
@@ -60,13 +62,21 @@ nlohmann::json candidate_json(const Candidate& c, const PlanCatalog& catalog) {
                       {"nodes", c.nodes},
                       {"devices", c.devices},
                       {"data_parallel", c.data},
+                      {"tensor", c.tensor},
+                      {"sequence_parallel", c.sequence_parallel},
                       {"pipeline", c.pipeline},
+                      {"virtual_stages", c.virtual_stages},
+                      {"zero", c.zero},
+                      {"recompute", models::recompute_name(c.recompute)},
+                      {"micro_batch", c.micro_batch},
                       {"microbatches", c.microbatches},
-                      {"recompute", c.recompute},
                       {"layout", layout_name(c)},
-                      {"simulated", c.failure.empty()},
+                      {"status", candidate_status_name(c.status)},
+                      {"simulated", c.simulated()},
                       {"failure", c.failure},
-                      {"fits", c.fits},
+                      {"mfu", c.mfu},
+                      {"peak_memory_bytes", c.report.memory.peak_bytes_per_device},
+                      {"memory_capacity_bytes", c.report.memory.capacity_bytes},
                       {"price_per_hour", c.price_per_hour},
                       {"samples_per_s", c.samples_per_s},
                       {"step_time_s", c.report.step_time_s},
@@ -74,7 +84,8 @@ nlohmann::json candidate_json(const Candidate& c, const PlanCatalog& catalog) {
                       {"time_s", c.time_s},
                       {"cost", c.cost},
                       {"meets_target", c.meets_target},
-                      {"pareto", c.pareto}};
+                      {"pareto", c.pareto},
+                      {"best_mfu", c.best_mfu}};
   // Present in every row (null for rentals) so CSV columns are the same on every line.
   j["purchase_price"] = o.purchase_price_per_node
                             ? nlohmann::json(*o.purchase_price_per_node * c.nodes)
@@ -82,68 +93,105 @@ nlohmann::json candidate_json(const Candidate& c, const PlanCatalog& catalog) {
   return j;
 }
 
+std::string percent(double v) {
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(1) << 100 * v << "%";
+  return s.str();
+}
+
+void print_row_header(std::ostream& os) {
+  os << "  " << std::left << std::setw(22) << "option" << std::right << std::setw(6) << "nodes"
+     << std::setw(8) << "devices"
+     << "  " << std::left << std::setw(30) << "layout" << std::right << std::setw(7) << "MFU"
+     << std::setw(12) << "samples/s" << std::setw(12) << "time"
+     << " " << std::setw(15) << "cost" << std::setw(14) << "per hour"
+     << "  target\n";
+}
+
+void print_row(std::ostream& os, const Candidate& c, const PlanCatalog& catalog) {
+  os << "  " << std::left << std::setw(22) << catalog.options[c.option].name << std::right
+     << std::setw(6) << c.nodes << std::setw(8) << c.devices << "  " << std::left << std::setw(30)
+     << layout_name(c) << std::right << std::setw(7) << percent(c.mfu) << std::setw(12)
+     << format_number(c.samples_per_s, 5) << std::setw(12) << format_duration(c.time_s) << " "
+     << std::setw(15) << money(c.cost, catalog.currency) << std::setw(14)
+     << money(c.price_per_hour, catalog.currency) << "  " << (c.meets_target ? "meets" : "-")
+     << "\n";
+}
+
 void print_text(std::ostream& os, const std::vector<Candidate>& cands, const PlanCatalog& catalog,
                 const PlanTarget& target, const std::vector<std::size_t>& front,
-                std::optional<std::size_t> best, const std::string& scenario) {
-  std::size_t simulated = 0;
-  std::size_t no_fit = 0;
+                const std::vector<std::size_t>& best_mfu, std::optional<std::size_t> best,
+                const std::string& scenario, std::int64_t global_batch, const PlanCounts& counts) {
+  std::map<CandidateStatus, std::size_t> by_status;
   std::map<std::string, std::size_t> failures;
   for (const Candidate& c : cands) {
-    if (c.failure.empty()) {
-      ++simulated;
-    } else if (!c.fits) {
-      ++no_fit;  // only the memory check clears `fits`
-    } else {
-      ++failures[c.failure];
-    }
+    ++by_status[c.status];
+    if (c.status == CandidateStatus::failed) ++failures[c.failure];
   }
   const std::string work = target.work_given ? format_count(target.work_samples) + " samples"
                                              : "1e6 samples (no --epochs given)";
-  os << "plan for " << scenario << " from " << catalog.file << "\n"
+  os << "plan for " << scenario << " from " << catalog.file << " at global batch " << global_batch
+     << "\n"
      << "  target: "
      << (target.samples_per_s ? ">= " + format_number(*target.samples_per_s, 6) + " samples/s"
                               : "train " + work + " within " + format_duration(*target.time_s))
      << "; time and cost are for " << work << "\n"
-     << "  " << cands.size() << " configurations: " << simulated << " simulated, " << no_fit
-     << " do not fit in memory";
+     << "  " << cands.size() << " layouts: " << by_status[CandidateStatus::simulated]
+     << " simulated, " << by_status[CandidateStatus::no_fit] << " do not fit in memory, "
+     << by_status[CandidateStatus::dominated] << " dominated (ZeRO-3 where a lower stage fits "
+     << "alike), " << by_status[CandidateStatus::not_divisible]
+     << " do not divide the devices or the global batch";
   for (const auto& [why, n] : failures)
     os << ", " << n << " not simulated (" << why << ")";
-  os << "\n\nPareto front (no configuration is both cheaper and faster):\n";
-  os << "  " << std::left << std::setw(22) << "option" << std::right << std::setw(6) << "nodes"
-     << std::setw(8) << "devices"
-     << "  " << std::left << std::setw(26) << "layout" << std::right << std::setw(12) << "samples/s"
-     << std::setw(12) << "time"
-     << " " << std::setw(15) << "cost" << std::setw(14) << "per hour"
-     << "  target\n";
-  for (const std::size_t i : front) {
-    const Candidate& c = cands[i];
-    os << "  " << std::left << std::setw(22) << catalog.options[c.option].name << std::right
-       << std::setw(6) << c.nodes << std::setw(8) << c.devices << "  " << std::left << std::setw(26)
-       << layout_name(c) << std::right << std::setw(12) << format_number(c.samples_per_s, 5)
-       << std::setw(12) << format_duration(c.time_s) << " " << std::setw(15)
-       << money(c.cost, catalog.currency) << std::setw(14)
-       << money(c.price_per_hour, catalog.currency) << "  " << (c.meets_target ? "meets" : "-")
-       << "\n";
+  os << "; " << counts.memory_checks << " memory checks\n";
+  if (by_status[CandidateStatus::simulated] == 0) {
+    os << "\nno layout of any option fits in memory";
+    // The layout that came closest tells how far off the model is.
+    const Candidate* closest = nullptr;
+    for (const Candidate& c : cands) {
+      if (c.status == CandidateStatus::no_fit &&
+          (closest == nullptr || c.devices > closest->devices))
+        closest = &c;
+    }
+    if (closest != nullptr) {
+      os << " (the largest: " << catalog.options[closest->option].name << " x " << closest->nodes
+         << " nodes, " << layout_name(*closest) << ": " << closest->failure << ")";
+    }
+    os << "\n";
+    return;
   }
+  os << "\nPareto front (no layout is both cheaper and faster):\n";
+  print_row_header(os);
+  for (const std::size_t i : front)
+    print_row(os, cands[i], catalog);
+  os << "\nbest MFU per option and node count:\n";
+  print_row_header(os);
+  for (const std::size_t i : best_mfu)
+    print_row(os, cands[i], catalog);
   os << "\n";
   if (best) {
     const Candidate& c = cands[*best];
     const PlanOption& o = catalog.options[c.option];
     os << "cheapest meeting the target: " << o.name << ", " << c.nodes << " node"
        << (c.nodes == 1 ? "" : "s") << " (" << c.devices << " x " << o.accelerator << "), "
-       << layout_name(c) << ": " << format_number(c.samples_per_s, 5) << " samples/s, "
-       << format_duration(c.time_s) << ", " << money(c.cost, catalog.currency);
+       << layout_name(c) << ": MFU " << percent(c.mfu) << ", " << format_number(c.samples_per_s, 5)
+       << " samples/s, " << format_duration(c.time_s) << ", " << money(c.cost, catalog.currency);
     if (o.purchase_price_per_node) {
       os << " (amortised; purchase "
          << money(*o.purchase_price_per_node * c.nodes, catalog.currency) << ")";
     }
+    os << "\n  simulate it: trainsim simulate";
+    for (const std::string& set : c.cluster_overrides)
+      os << " --set '" << set << "'";
+    for (const std::string& set : c.layout_overrides)
+      os << " --set " << set;
     os << "\n";
   } else {
-    os << "no configuration meets the target";
+    os << "no layout meets the target";
     if (!front.empty()) {
       const Candidate& c = cands[front.back()];
-      os << "; the fastest is " << catalog.options[c.option].name << " x " << c.nodes
-         << " nodes at " << format_number(c.samples_per_s, 5) << " samples/s";
+      os << "; the fastest is " << catalog.options[c.option].name << " x " << c.nodes << " nodes ("
+         << layout_name(c) << ") at " << format_number(c.samples_per_s, 5) << " samples/s";
     }
     os << "\n";
   }
@@ -162,6 +210,9 @@ int run_plan(const Args& args, CommandIo& io) {
   std::string epochs_text;
   std::string dataset_text;
   std::string max_pipeline_text = "8";
+  std::string max_tensor_text;
+  std::string max_microbatch_text = "8";
+  bool no_interleave = false;
   std::string jobs_text;
   options.add_options()("scenario", po::value(&scenario_file),
                         "scenario JSON file (default: the built-in demo)")(
@@ -173,7 +224,13 @@ int run_plan(const Args& args, CommandIo& io) {
       "epochs of training (the work is epochs x dataset samples)")(
       "dataset-samples", po::value(&dataset_text), "samples in one epoch (an integer)")(
       "max-pipeline", po::value(&max_pipeline_text),
-      "largest pipeline depth tried, a power of two (default 8; 1: data parallel only)")(
+      "largest pipeline depth tried, a power of two (default 8; 1: no pipeline)")(
+      "max-tensor", po::value(&max_tensor_text),
+      "largest tensor-parallel degree tried, a power of two (default: the node's accelerators)")(
+      "max-microbatch", po::value(&max_microbatch_text),
+      "largest micro-batch tried in a pipeline, a power of two (default 8)")(
+      "no-interleave", po::bool_switch(&no_interleave),
+      "do not try the interleaved 1F1B schedule for pipelines")(
       "set", po::value(&sets), "override PATH=VALUE on the scenario (repeatable)")(
       "jobs,j", po::value(&jobs_text), "threads (default: all cores)")("format", po::value(&format),
                                                                        "text | json | csv")(
@@ -190,12 +247,24 @@ int run_plan(const Args& args, CommandIo& io) {
   if (format != "text" && format != "json" && format != "csv") {
     throw UsageError("--format " + format, "expected text, json or csv");
   }
-  const auto max_pipeline = static_cast<int>(
-      parse_integer_option("--max-pipeline", max_pipeline_text, 1, sim::limits::kMaxAccelerators));
-  if ((max_pipeline & (max_pipeline - 1)) != 0) {
-    throw UsageError("--max-pipeline " + max_pipeline_text,
-                     "expected a power of two (depths 1, 2, 4, ... are tried up to it)");
+  const auto power_of_two = [](const char* option, const std::string& text, std::int64_t max) {
+    const auto v = static_cast<int>(parse_integer_option(option, text, 1, max));
+    if ((v & (v - 1)) != 0) {
+      throw UsageError(std::string(option) + " " + text,
+                       "expected a power of two (1, 2, 4, ... are tried up to it)");
+    }
+    return v;
+  };
+  PlanSearchOptions search;
+  search.max_pipeline =
+      power_of_two("--max-pipeline", max_pipeline_text, sim::limits::kMaxAccelerators);
+  if (vm.count("max-tensor") != 0) {
+    search.max_tensor =
+        power_of_two("--max-tensor", max_tensor_text, sim::limits::kMaxAccelerators);
   }
+  search.max_microbatch =
+      power_of_two("--max-microbatch", max_microbatch_text, sim::limits::kMaxBatchPerReplica);
+  search.interleave = !no_interleave;
   const int jobs = jobs_text.empty()
                        ? 0
                        : static_cast<int>(parse_integer_option("--jobs", jobs_text, 1, kMaxJobs));
@@ -213,7 +282,8 @@ int run_plan(const Args& args, CommandIo& io) {
   // The scenario itself must be valid before anything is enumerated.
   const models::Scenario base = load_scenario_source(scenario_file, sets, profiles);
 
-  std::vector<Candidate> cands = enumerate_candidates(catalog, max_pipeline);
+  const std::int64_t global_batch = plan_global_batch(base, scenario_label(scenario_file, sets));
+  std::vector<Candidate> cands = enumerate_candidates(catalog, search, base);
   if (static_cast<std::int64_t>(cands.size()) > sim::limits::kMaxSweepRows) {
     throw InputError(catalog_path, "the catalog gives " + std::to_string(cands.size()) +
                                        " configurations to simulate, above the limit of " +
@@ -229,12 +299,14 @@ int run_plan(const Args& args, CommandIo& io) {
   };
   // A plan may simulate many large clusters: on a terminal, show how far it got.
   const PlanProgress progress = [&io](std::size_t done, std::size_t total) {
-    io.err << "\rplan: " << done << "/" << total << " configurations simulated"
+    io.err << "\rplan: " << done << "/" << total << " layouts evaluated"
            << (done == total ? "\n" : "") << std::flush;
   };
-  evaluate_candidates(cands, catalog, target, jobs > 0 ? jobs : default_jobs(1), load,
-                      io.err_is_terminal ? progress : PlanProgress());
+  const PlanCounts counts =
+      evaluate_candidates(cands, catalog, target, base, jobs > 0 ? jobs : default_jobs(1), load,
+                          io.err_is_terminal ? progress : PlanProgress());
   const std::vector<std::size_t> front = mark_pareto_front(cands);
+  const std::vector<std::size_t> best_mfu = mark_best_mfu(cands);
   const std::optional<std::size_t> best = cheapest_meeting_target(cands);
 
   if (format == "json") {
@@ -242,6 +314,9 @@ int run_plan(const Args& args, CommandIo& io) {
     j["scenario"] = base.name;
     j["catalog"] = catalog.file;
     j["currency"] = catalog.currency;
+    j["global_batch"] = global_batch;
+    j["memory_checks"] = counts.memory_checks;
+    j["simulated"] = counts.simulated;
     j["target"] = {{"text", target.text},
                    {"samples_per_s", target.samples_per_s ? nlohmann::json(*target.samples_per_s)
                                                           : nlohmann::json()},
@@ -251,6 +326,7 @@ int run_plan(const Args& args, CommandIo& io) {
     for (const Candidate& c : cands)
       j["candidates"].push_back(candidate_json(c, catalog));
     j["pareto_front"] = front;
+    j["best_mfu"] = best_mfu;
     j["cheapest_meeting_target"] = best ? nlohmann::json(*best) : nlohmann::json();
     io.out << j.dump(2) << "\n";
   } else if (format == "csv") {
@@ -273,7 +349,8 @@ int run_plan(const Args& args, CommandIo& io) {
       io.out << csv_line(fields) << "\n";
     }
   } else {
-    print_text(io.out, cands, catalog, target, front, best, base.name);
+    print_text(io.out, cands, catalog, target, front, best_mfu, best, base.name, global_batch,
+               counts);
   }
   return 0;
 }

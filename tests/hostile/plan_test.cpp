@@ -150,7 +150,7 @@ HOSTILE("plan with a bad scenario --set",
 HOSTILE("plan with enormous work prints finite hours and costs",
         {"plan", "--catalog", "@/c.json", "--target", "24 h", "--epochs", "1e6",
          "--dataset-samples", "1e15", "--set", "steps=3", "--set", "warmup_steps=1"},
-        0, {"no configuration meets the target", "e+13 h ", "e+14 USD"},
+        0, {"no layout meets the target", "e+13 h ", "e+14 USD"},
         {{"c.json", catalog(with(kRental, "[1]", "[1, 2]"))}})
 HOSTILE("plan with a tiny amortization keeps costs finite",
         {"plan", "--catalog", "@/c.json", "--target", "1", "--set", "steps=3", "--set",
