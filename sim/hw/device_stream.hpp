@@ -99,6 +99,7 @@ class DeviceStream {
     wake_depth_ = depth;
     wake_ = std::move(wake);
   }
+  // Work items started so far (zero-length markers excluded).
   std::uint64_t items() const { return items_; }
 
  private:
@@ -239,7 +240,7 @@ inline void DeviceStream::pump() {
   const Time now = engine_.now();
   close_idle(now);
   running_ = true;
-  ++items_;
+  if (head.duration > Time::zero()) ++items_;  // zero-length markers (syncs) are not work
   const Time d = stretched(now, head.duration, head.memory_bound);
   interference_s_ += (d - head.duration).seconds();
   head.duration = d;
