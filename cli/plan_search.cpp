@@ -374,6 +374,26 @@ PlanCounts evaluate_candidates(std::vector<Candidate>& candidates, const PlanCat
     const LoadedCandidate loaded = load(c);
     c.report = simulate_checked(loaded.scenario, loaded.label);
     ++simulated;
+    // In a pipeline at a fixed global batch a larger micro-batch means fewer micro-batches and a
+    // larger bubble ((K-1)/(M+K-1)), which can cost more than its better kernel efficiency gains:
+    // the smallest micro-batch (it fits whenever a larger one does) is simulated too and the
+    // faster of the two kept.
+    const int smallest = c.micro_batches_to_try.back();
+    if (c.pipeline > 1 && smallest != c.micro_batch) {
+      Candidate small = c;
+      small.micro_batch = smallest;
+      small.microbatches = static_cast<int>(batch / smallest);
+      small.layout_overrides = layout_overrides(small, batch, global_batch_key);
+      const LoadedCandidate other = load(small);
+      const models::StepReport r = simulate_checked(other.scenario, other.label);
+      ++simulated;
+      if (r.throughput_samples_per_s > c.report.throughput_samples_per_s) {
+        c.micro_batch = small.micro_batch;
+        c.microbatches = small.microbatches;
+        c.layout_overrides = small.layout_overrides;
+        c.report = r;
+      }
+    }
     const PlanOption& o = catalog.options[c.option];
     c.samples_per_s = c.report.throughput_samples_per_s;
     c.mfu = c.report.mfu;
