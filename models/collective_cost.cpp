@@ -19,7 +19,7 @@ namespace {
 // fp32/TF32 training, 16-bit with master weights.
 sim::Dtype gradient_dtype(const Scenario& s) {
   if (gradient_bytes_per_param(s) >= 4) return sim::Dtype::fp32;
-  return s.precision == sim::Dtype::fp8 ? sim::Dtype::bf16 : s.precision;
+  return storage_dtype(s);
 }
 
 // Above this many ranks sim/collectives aggregates phases (message level below).

@@ -9,13 +9,17 @@
 
 namespace trainsim::models {
 
-namespace {
-
 // fp8 runs the GEMMs in fp8 (Transformer Engine's FP8 linear layers) and everything else,
 // activations included, in bf16.
 sim::Dtype storage_dtype(const Scenario& s) {
   return s.precision == sim::Dtype::fp8 ? sim::Dtype::bf16 : s.precision;
 }
+
+double activation_bytes_per_element(const Scenario& s) {
+  return sim::dtype_bytes(storage_dtype(s));
+}
+
+namespace {
 
 sim::Dtype compute_dtype(const Scenario& s, sim::KernelClass cls) {
   if (s.precision == sim::Dtype::fp8)

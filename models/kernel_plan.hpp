@@ -60,6 +60,13 @@ struct KernelUse {
 // depends on.
 std::vector<KernelUse> kernel_uses(const Scenario& s);
 
+// The dtype activations and the weights' working copies are stored in: the precision, bf16 under
+// fp8 (fp8 runs only the GEMMs in 8 bits).
+sim::Dtype storage_dtype(const Scenario& s);
+// Its width: bytes per activation element, and per parameter of the weights a ZeRO all-gather
+// or a tensor-parallel collective carries.
+double activation_bytes_per_element(const Scenario& s);
+
 // True when the scenario computes in 16 bits (fp16, bf16; fp8 GEMMs keep 16-bit elsewhere).
 bool low_precision(const Scenario& s);
 

@@ -65,10 +65,6 @@ std::string format_mb(double bytes) {
   return buf;
 }
 
-double act_width(const Scenario& s) {
-  return sim::dtype_bytes(s.precision == sim::Dtype::fp8 ? sim::Dtype::bf16 : s.precision);
-}
-
 // The tensor-parallel collectives a layer runs in a pass (models/zoo tensor_parallel).
 const std::vector<TpCollective>& tp_collectives(const Layer& l, Pass pass) {
   return pass == Pass::forward ? l.tp_fwd : l.tp_bwd;
@@ -140,7 +136,7 @@ class MeshSim {
         dp_scenario_(group_scenario(s, s.data_parallel, mesh_strides(s).data)),
         tp_scenario_(tp_group_scenario(s)),
         dp_(dp_scenario_, s.data_parallel),
-        tp_(tp_scenario_, s.tensor_parallel, activation_dtype(s)),
+        tp_(tp_scenario_, s.tensor_parallel, storage_dtype(s)),
         link_(stage_link(s)) {
     grad_bytes_ = gradient_bytes_per_param(s);
     ranks_ = s.data_parallel;
@@ -348,9 +344,6 @@ class MeshSim {
     Snapshot end;
   };
 
-  static sim::Dtype activation_dtype(const Scenario& s) {
-    return s.precision == sim::Dtype::fp8 ? sim::Dtype::bf16 : s.precision;
-  }
   static Scenario tp_group_scenario(const Scenario& s) {
     Scenario g = group_scenario(s, s.tensor_parallel, mesh_strides(s).tensor);
     // NCCL picks the algorithm for activations' collectives; the gradient algorithm is the
@@ -383,7 +376,7 @@ class MeshSim {
                         : pass == Pass::forward   ? s_.framework.host_forward_per_kernel_s
                                                   : s_.framework.host_backward_per_kernel_s;
     for (const TpCollective& c : tp_collectives(l, pass)) {
-      const double bytes = c.elements_per_sample * n * act_width(s_);
+      const double bytes = c.elements_per_sample * n * activation_bytes_per_element(s_);
       const double t = tp_.dense_s(tp_op(c.op), bytes);
       (c.at_start ? w.before : w.after)
           .push_back({c.what, sim::KernelClass::elementwise, t, host, 1});
@@ -449,7 +442,7 @@ class MeshSim {
     // across the group without sequence parallelism.
     // With sequence parallelism the output is already the rank's 1/tp sequence shard.
     const double split = s_.sequence_parallel ? 1.0 : s_.tensor_parallel;
-    return sizes_[z] * last.output_elements * act_width(s_) / split;
+    return sizes_[z] * last.output_elements * activation_bytes_per_element(s_) / split;
   }
   double send_s(int global_chunk, int z) const {
     if (shape_.chunks() < 2) return 0;
@@ -585,7 +578,7 @@ class MeshSim {
     st.zero_gates.emplace_back(kIdleZero);
     sim::Gate* gate = &st.zero_gates.back();
     gate->add();
-    const double bytes = static_cast<double>(l.params) * sim::dtype_bytes(activation_dtype(s_));
+    const double bytes = static_cast<double>(l.params) * activation_bytes_per_element(s_);
     const double t = dp_.dense_s(col::Op::allgather, bytes);
     st.host.submit(Time::zero(), [this, k, gate, t] {
       StageDev& sd = stage(k);
@@ -856,7 +849,7 @@ class MeshSim {
       if (zgate == nullptr) return [this, k] { stage_step_done(k); };
       return [this, k, zgate] {
         StageDev& sd = stage(k);
-        const double bytes = sd.params * weight_gather_bytes_per_param();
+        const double bytes = sd.params * activation_bytes_per_element(s_);
         sd.comm.submit(dur(dp_.dense_s(col::Op::allgather, bytes)),
                        trace_ != nullptr ? "param all-gather" : "", "comm",
                        [zgate] { zgate->done(); });
@@ -873,11 +866,6 @@ class MeshSim {
       device_marker(
           k, zgate, [this, k] { stage_step_done(k); }, kOptimizer);
     st.host.submit(Time::zero(), [this, k] { host_end_of_step(k); });
-  }
-
-  // Bytes per parameter the ZeRO-1/2 all-gather carries: the weights as the forward uses them.
-  double weight_gather_bytes_per_param() const {
-    return low_precision(s_) ? sim::dtype_bytes(activation_dtype(s_)) : 4.0;
   }
 
   void host_end_of_step(int k) {
@@ -1260,14 +1248,7 @@ StepReport simulate_training(const Scenario& s, sim::TraceRecorder* trace) {
   for (std::size_t k = 0; k < r.stages.size(); ++k) {
     StageReport& sr = r.stages[k];
     sr.memory = plan.memory[k];
-    // Micro-batches (chunk passes) whose activations the stage holds at its peak.
-    int held = 0;
-    for (const PipeOp& op :
-         stage_schedule(s.schedule, static_cast<int>(k), s.pipeline_stages, s.microbatches,
-                        s.grad_accum, s.inference, s.virtual_stages)) {
-      held += op.forward ? 1 : -1;
-      sr.in_flight = s.inference ? 1 : std::max(sr.in_flight, held);
-    }
+    sr.in_flight = sr.memory.in_flight;
     if (s.data_parallel < 2) sr.allreduce_s = 0;
   }
   return r;

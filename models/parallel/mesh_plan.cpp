@@ -17,10 +17,6 @@ namespace trainsim::models {
 
 namespace {
 
-double act_bytes(const Scenario& s) {
-  return sim::dtype_bytes(s.precision == sim::Dtype::fp8 ? sim::Dtype::bf16 : s.precision);
-}
-
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
   return (a + b - 1) / b;
 }
@@ -119,7 +115,7 @@ struct ChunkActivations {
 
 ChunkActivations chunk_activations(const Scenario& s, const ZooModel& m, const Chunk& c) {
   ChunkActivations a;
-  const double w = act_bytes(s);
+  const double w = activation_bytes_per_element(s);
   for (int i = c.first_layer; i < c.first_layer + c.layers; ++i) {
     const Layer& l = m.layers[static_cast<std::size_t>(i)];
     a.live_per_sample = std::max(a.live_per_sample, (l.input_elements + l.output_elements) * w);
@@ -207,8 +203,7 @@ std::vector<StageMemory> mesh_memory(const Scenario& s, const ZooModel& m,
       // FSDP gathers a layer's parameters before using it and prefetches the next one: two
       // layers' worth of full parameters live at once (PyTorch FSDP's limit_all_gathers).
       mem.weights_bytes +=
-          2 * widest_layer_params[static_cast<std::size_t>(k)] *
-          sim::dtype_bytes(s.precision == sim::Dtype::fp8 ? sim::Dtype::bf16 : s.precision);
+          2 * widest_layer_params[static_cast<std::size_t>(k)] * activation_bytes_per_element(s);
     }
     mem.gradients_bytes = s.inference ? 0 : p * gradient_bytes_per_param(s) / shard2;
     const double residual =
@@ -231,12 +226,16 @@ std::vector<StageMemory> mesh_memory(const Scenario& s, const ZooModel& m,
     }
     double stored = 0;
     double peak_stored = 0;
+    mem.in_flight = 1;  // inference: the micro-batch being computed
     if (!s.inference) {
+      int held = 0;
       for (const PipeOp& op :
            stage_schedule(s.schedule, k, k_stages, s.microbatches, s.grad_accum, false, v)) {
         const double bytes = acts[static_cast<std::size_t>(op.chunk)].stored_per_sample * micro;
         stored += op.forward ? bytes : -bytes;
+        held += op.forward ? 1 : -1;
         peak_stored = std::max(peak_stored, stored);
+        mem.in_flight = std::max(mem.in_flight, held);
       }
     }
     mem.activations_bytes = peak_stored + transient * micro;

@@ -16,6 +16,7 @@ struct StageMemory {
   double peak_bytes = 0;
   double capacity_bytes = 0;
   bool fits = true;
+  int in_flight = 0;  // micro-batches (chunk passes) whose activations are held at the peak
 };
 
 struct StageReport {
