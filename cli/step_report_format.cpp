@@ -110,6 +110,7 @@ nlohmann::json step_report_json(const models::StepReport& r) {
       {"comm_time_s", r.comm_time_s},
       {"comm_interference_s", r.comm_interference_s},
       {"collective_model", r.collective_model},
+      {"shared_network", r.shared_network},
       {"gradient_bytes", r.gradient_bytes},
       {"buckets", r.buckets},
       {"kernels_per_step", r.kernels_per_step},

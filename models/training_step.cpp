@@ -18,18 +18,16 @@
 #include "models/kernel_plan.hpp"
 #include "models/parallel/mesh_plan.hpp"
 #include "models/parallel/pipeline_schedule.hpp"
+#include "models/parallel/step_network.hpp"
 #include "models/steady_state.hpp"
 #include "sim/collectives/kernels.hpp"
-#include "sim/collectives/process.hpp"
 #include "sim/config/limits.hpp"
 #include "sim/core/engine.hpp"
 #include "sim/core/input_error.hpp"
 #include "sim/hw/device_stream.hpp"
 #include "sim/hw/kernel.hpp"
 #include "sim/hw/stream.hpp"
-#include "sim/net/cluster_layout.hpp"
-#include "sim/net/cluster_topology.hpp"
-#include "sim/net/flow_network.hpp"
+#include "sim/net/transfer_stream.hpp"
 
 namespace trainsim::models {
 
@@ -104,19 +102,6 @@ struct MeshShape {
   int global(int stage, int local) const { return local * stages + stage; }
 };
 
-// Where the step's traffic runs on a network of its own engine (so that it contends): without
-// peer-to-peer, intra-node collective messages are staged through host memory over the host
-// links the input batches' host-to-device copies also use. Restricted to one stage of plain
-// data-parallel collectives within the replica's node, priced flow-level, with contention on;
-// every other case prices each collective standalone (CollectiveCoster), which costs one run per
-// distinct size instead of one per bucket per step.
-bool uses_step_network(const Scenario& s) {
-  return s.comm.contention && s.comm.model == CommModel::flow_level && !s.cluster.p2p &&
-         !s.inference && s.comm.compression == "none" && s.data_parallel > 1 &&
-         s.data_parallel <= s.cluster.accelerators_per_node && s.pipeline_stages == 1 &&
-         s.tensor_parallel == 1 && s.zero == 0;
-}
-
 // A scenario whose cluster is a communication group's view (mesh_plan.hpp group_view), for the
 // costers that price that group's collectives.
 Scenario group_scenario(const Scenario& s, int size, int stride) {
@@ -137,7 +122,10 @@ class MeshSim {
         tp_scenario_(tp_group_scenario(s)),
         dp_(dp_scenario_, s.data_parallel),
         tp_(tp_scenario_, s.tensor_parallel, storage_dtype(s)),
-        link_(stage_link(s)) {
+        link_(stage_link(s)),
+        ports_(engine_, s, s.pipeline_stages) {
+    dp_port_ = ports_.group_port(s.data_parallel, mesh_strides(s).data);
+    send_port_ = ports_.send_port(mesh_strides(s).pipeline);
     grad_bytes_ = gradient_bytes_per_param(s);
     ranks_ = s.data_parallel;
     big_micro_ = static_cast<int>(plan.batch % s.microbatches);
@@ -146,7 +134,7 @@ class MeshSim {
     build_work();
     const int k_stages = shape_.stages;
     for (int k = 0; k < k_stages; ++k) {
-      stages_.push_back(std::make_unique<StageDev>(engine_));
+      stages_.push_back(std::make_unique<StageDev>(engine_, ports_.network()));
       StageDev& st = *stages_.back();
       st.ops = stage_schedule(s.schedule, k, k_stages, s.microbatches, s.grad_accum, s.inference,
                               s.virtual_stages);
@@ -194,19 +182,7 @@ class MeshSim {
     upstream_ = upstream_stages(s, static_cast<double>(plan.batch),
                                 std::min(first_stages_per_host, s.data_parallel));
     h2d_s_ = h2d_batch_s(s, static_cast<double>(plan.batch));
-    if (uses_step_network(s)) {
-      // The replica's node as a network of the step's own engine: its collectives' staged
-      // messages and its host-to-device copies are flows on the same host links.
-      node_cluster_ = s.cluster;
-      node_cluster_.nodes = 1;
-      layout_ = std::make_unique<sim::ClusterLayout>(node_cluster_);
-      // Built in place (a prvalue initialises the new object directly): a Topology must not be
-      // moved, its link ids are edge descriptors into its own graph's storage, which Boost's
-      // adjacency_list copies rather than moves (ASan: use after free of the copied-from edges).
-      topology_.reset(new sim::ClusterTopology(sim::build_cluster_topology(node_cluster_)));
-      net_ = std::make_unique<sim::FlowNetwork>(engine_, topology_->topology);
-      h2d_bytes_ = h2d_batch_bytes(s, static_cast<double>(plan.batch));
-    }
+    h2d_bytes_ = h2d_batch_bytes(s, static_cast<double>(plan.batch));
     if (trace_ != nullptr) setup_trace();
   }
 
@@ -261,7 +237,7 @@ class MeshSim {
       r.stages.push_back(sr);
     }
     const double copies = h2d_copies_end_ - h2d_copies_start_;
-    r.h2d_copy_s = net_ && copies > 0 ? (h2d_busy_end_s_ - h2d_busy_start_s_) / copies : h2d_s_;
+    r.h2d_copy_s = copies > 0 ? (h2d_busy_end_s_ - h2d_busy_start_s_) / copies : h2d_s_;
     // Per device: what its stage's data-parallel collectives carry (one tensor-parallel rank's
     // share of the stage; the whole model without model parallelism).
     r.gradient_bytes =
@@ -274,8 +250,8 @@ class MeshSim {
     r.fresh_sample_fraction = 1.0 / r.echo_factor;
     // Engine events plus those of the flow-level collective runs that priced the collectives.
     r.events = engine_.stats().events_executed + dp_.events() + tp_.events();
-    r.collective_model =
-        net_ && ranks_ > 1 ? "flow-level (in-step network of the node)" : dp_.model_name();
+    r.collective_model = dp_.model_name();
+    r.shared_network = ports_.network() != nullptr;
     if (s_.tensor_parallel > 1 && dp_.model_name() == "none") r.collective_model = tp_.model_name();
     r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
     return r;
@@ -309,13 +285,20 @@ class MeshSim {
   };
 
   struct StageDev {
-    explicit StageDev(sim::Engine& e)
-        : host(e), compute(e, kIdleHost), comm(e), send_fwd(e), send_bwd(e), comm_gate(kIdleComm) {}
+    StageDev(sim::Engine& e, sim::FlowNetwork* net)
+        : host(e),
+          compute(e, kIdleHost),
+          comm(e, net),
+          gather(e, net),
+          send_fwd(e, net),
+          send_bwd(e, net),
+          comm_gate(kIdleComm) {}
     sim::Stream host;  // the framework's dispatching thread
     sim::DeviceStream compute;
-    sim::Stream comm;      // data-parallel collectives (and ZeRO gathers)
-    sim::Stream send_fwd;  // activations to the next chunk's stage
-    sim::Stream send_bwd;  // gradients to the previous chunk's stage
+    sim::TransferStream comm;      // data-parallel collectives (ZeRO-1/2 parameter gathers too)
+    sim::TransferStream gather;    // ZeRO-3's prefetched parameter all-gathers (FSDP's own stream)
+    sim::TransferStream send_fwd;  // activations to the next chunk's stage
+    sim::TransferStream send_bwd;  // gradients to the previous chunk's stage
     sim::Gate comm_gate;
     std::vector<PipeOp> ops;
     std::vector<int> last_backward;  // per local chunk: index in ops of its last backward
@@ -326,7 +309,6 @@ class MeshSim {
     int device_step = 0;  // steps whose optimizer finished on the device
     bool host_waits_step_end = false;
     double bucket = 0;
-    double comm_busy_s = 0;            // on the in-step network
     std::deque<sim::Gate> zero_gates;  // ZeRO: per gather, armed for its one completion
     std::deque<std::string> labels;
     struct Pending {
@@ -580,10 +562,10 @@ class MeshSim {
     gate->add();
     const double bytes = static_cast<double>(l.params) * activation_bytes_per_element(s_);
     const double t = dp_.dense_s(col::Op::allgather, bytes);
-    st.host.submit(Time::zero(), [this, k, gate, t] {
-      StageDev& sd = stage(k);
-      sd.comm.submit(dur(t), trace_ != nullptr ? "zero all-gather" : "", "comm",
-                     [gate] { gate->done(); });
+    st.host.submit(Time::zero(), [this, k, gate, t, bytes] {
+      stage(k).gather.submit(ports_.collective(k, dp_port_, col::Op::allgather, ranks_, bytes, t),
+                             trace_ != nullptr ? "zero all-gather" : "", "comm",
+                             [gate] { gate->done(); });
     });
     return gate;
   }
@@ -676,10 +658,13 @@ class MeshSim {
     StageDev& st = stage(k);
     const int z = size_class(micro);
     const int from = forward ? g : g - 1;  // the boundary after chunk `from`
-    const double t = send_s(from, z);
-    sim::Gate* gate = &arrival_gate(step, forward ? g + 1 : g - 1, micro, !forward);
+    const int to_chunk = forward ? g + 1 : g - 1;
+    const int to = plan_.chunks[static_cast<std::size_t>(to_chunk)].stage;
+    sim::Gate* gate = &arrival_gate(step, to_chunk, micro, !forward);
     (forward ? st.send_fwd : st.send_bwd)
-        .submit(dur(t), trace_ != nullptr ? (forward ? "send activations" : "send gradients") : "",
+        .submit(ports_.send(k, to, send_port_, send_bytes(from, z), link_.latency_s,
+                            link_.bw_bytes_per_s),
+                trace_ != nullptr ? (forward ? "send activations" : "send gradients") : "",
                 "transfer", [gate] { gate->done(); });
   }
 
@@ -698,64 +683,28 @@ class MeshSim {
     const double t = dp_.dense_s(op, bytes);
     if (step_end_.empty() && k == 0) ++buckets_per_step_;
     st.comm_gate.add();
-    if (net_) {
-      comm_queue_.push_back(bytes);
-      start_collective();
-      return;
+    std::string what;
+    if (trace_ != nullptr) {
+      what = std::string(op == col::Op::allreduce ? s_.comm.algorithm + " allreduce "
+                                                  : "reduce-scatter ") +
+             format_mb(bytes) + " x " + std::to_string(ranks_) + " ranks";
     }
-    const Time start = st.comm.busy_until() > engine_.now() ? st.comm.busy_until() : engine_.now();
-    if (s_.comm.contention) share_device(k, bytes, start, t);
-    const std::string what =
-        trace_ == nullptr ? std::string()
-                          : std::string(op == col::Op::allreduce ? s_.comm.algorithm + " allreduce "
-                                                                 : "reduce-scatter ") +
-                                format_mb(bytes) + " x " + std::to_string(ranks_) + " ranks";
-    if (trace_ != nullptr && k == 0)
-      trace_->span(link_track_, keep(st, what), "link", start, start + dur(t));
-    st.comm.submit(dur(t), trace_ != nullptr ? keep(st, what) : std::string_view(), "comm",
-                   [this, k] { stage(k).comm_gate.done(); });
-  }
-
-  // On the step's network the comm stream runs one bucket's CollectiveProcess at a time (NCCL
-  // kernels on one stream run in order); its duration comes out of the flows it shares.
-  void start_collective() {
-    if (collective_running_ || comm_queue_.empty()) return;
-    const double bytes = comm_queue_.front();
-    comm_queue_.pop_front();
-    auto [it, fresh] = plans_.try_emplace(bytes);
-    if (fresh) {
-      col::CollectiveSpec spec;
-      spec.op = col::Op::allreduce;
-      spec.algorithm = col::parse_algorithm(s_.comm.algorithm, "communication.algorithm");
-      spec.bytes = bytes;
-      spec.dtype = dp_.gradient_dtype();
-      spec.ranks = ranks_;
-      it->second = col::plan_collective(node_cluster_, spec);
-    }
-    // Processes finished before the one that just completed (whose callback may be running) are
-    // no longer referenced by the engine.
-    while (processes_.size() > 1 && processes_.front()->finished())
-      processes_.pop_front();
-    collective_running_ = true;
-    // The device share is declared at the start for the standalone run's duration (the
-    // contended one is known only at the end).
-    if (s_.comm.contention) share_device(0, bytes, engine_.now(), dp_.dense_allreduce_s(bytes));
-    processes_.push_back(
-        std::make_unique<col::CollectiveProcess>(engine_, *net_, *layout_, it->second));
-    col::CollectiveProcess* p = processes_.back().get();
-    p->start([this, p, bytes] {
-      collective_running_ = false;
-      StageDev& st = stage(0);
-      st.comm_busy_s += p->duration_s();
-      if (trace_ != nullptr) {
-        const std::string what = s_.comm.algorithm + " allreduce " + format_mb(bytes) + " x " +
-                                 std::to_string(ranks_) + " ranks";
-        trace_->span(st.comm_track, keep(st, what), "comm", p->start_time(), p->finish_time());
-        trace_->span(link_track_, keep(st, what), "link", p->start_time(), p->finish_time());
-      }
-      st.comm_gate.done();
-      start_collective();
-    });
+    // The collective's kernel shares the device from its start, for its standalone duration
+    // (the contended one is known only at its end).
+    sim::TransferStream::Done started;
+    if (s_.comm.contention)
+      started = [this, k, bytes, t] { share_device(k, bytes, engine_.now(), t); };
+    const std::string_view link_label =
+        trace_ != nullptr && k == 0 ? keep(st, what) : std::string_view();
+    st.comm.submit(
+        ports_.collective(k, dp_port_, op, ranks_, bytes, t), std::move(what), "comm",
+        [this, k, link_label] {
+          StageDev& sd = stage(k);
+          if (!link_label.empty())
+            trace_->span(link_track_, link_label, "link", sd.comm.finished_start(), engine_.now());
+          sd.comm_gate.done();
+        },
+        std::move(started));
   }
 
   // The collective's kernel shares the device with the compute it overlaps. NCCL launches one
@@ -792,10 +741,11 @@ class MeshSim {
     const double t = dp_.sparse_allreduce_s(m);
     if (step_end_.empty()) buckets_per_step_ = 1;
     st.comm_gate.add();
-    st.comm.submit(dur(t),
-                   trace_ != nullptr ? keep(st, s_.comm.compression + " sparse allreduce")
-                                     : std::string_view(),
-                   "comm", [this] { stage(0).comm_gate.done(); });
+    // Its messages are k-element slices (latency-bound): they share no port here.
+    sim::Transfer x;
+    x.standalone_s = t;
+    st.comm.submit(x, trace_ != nullptr ? s_.comm.compression + " sparse allreduce" : "", "comm",
+                   [this] { stage(0).comm_gate.done(); });
   }
 
   // ---- end of the step ----
@@ -850,7 +800,8 @@ class MeshSim {
       return [this, k, zgate] {
         StageDev& sd = stage(k);
         const double bytes = sd.params * activation_bytes_per_element(s_);
-        sd.comm.submit(dur(dp_.dense_s(col::Op::allgather, bytes)),
+        sd.comm.submit(ports_.collective(k, dp_port_, col::Op::allgather, ranks_, bytes,
+                                         dp_.dense_s(col::Op::allgather, bytes)),
                        trace_ != nullptr ? "param all-gather" : "", "comm",
                        [zgate] { zgate->done(); });
       };
@@ -896,7 +847,7 @@ class MeshSim {
   Snapshot snapshot(const StageDev& st) const {
     Snapshot sn;
     sn.totals = st.compute.totals();
-    sn.comm_s = net_ ? st.comm_busy_s : st.comm.busy_time().seconds();
+    sn.comm_s = st.comm.busy_time().seconds() + st.gather.busy_time().seconds();
     sn.host_s = st.host.busy_time().seconds();
     sn.interference_s = st.compute.interference();
     sn.kernels = st.compute.items();
@@ -913,8 +864,9 @@ class MeshSim {
     if (n == s_.warmup_steps || n == s_.steps) {
       for (auto& sd : stages_)
         (n == s_.warmup_steps ? sd->start : sd->end) = snapshot(*sd);
-      (n == s_.warmup_steps ? h2d_busy_start_s_ : h2d_busy_end_s_) = h2d_busy_s_;
-      (n == s_.warmup_steps ? h2d_copies_start_ : h2d_copies_end_) = h2d_copies_;
+      (n == s_.warmup_steps ? h2d_busy_start_s_ : h2d_busy_end_s_) = h2d_.busy_time().seconds();
+      (n == s_.warmup_steps ? h2d_copies_start_ : h2d_copies_end_) =
+          static_cast<double>(h2d_.items());
     }
   }
 
@@ -932,14 +884,9 @@ class MeshSim {
       producing_ = false;
       for (int i = 0; i < s_.input.echo_factor; ++i) {
         ++copying_;
-        if (net_) {
-          ++h2d_waiting_;
-          start_copy();
-        } else {
-          h2d_.submit(dur(h2d_s_),
-                      trace_ != nullptr ? (i == 0 ? "h2d batch" : "h2d echoed batch") : "", "h2d",
-                      [this] { batch_copied(); });
-        }
+        h2d_.submit(ports_.copy_in(0, h2d_bytes_, h2d_s_),
+                    trace_ != nullptr ? (i == 0 ? "h2d batch" : "h2d echoed batch") : "", "h2d",
+                    [this] { batch_copied(); });
       }
       produce();
     });
@@ -951,29 +898,6 @@ class MeshSim {
     if (host_waiting_input_) {
       host_waiting_input_ = false;
       host_next(0);
-    }
-  }
-
-  // On the step's network: one copy at a time per replica (the copy stream), and every replica
-  // of the node copies its batch at the same time as this one (they are identical), each over
-  // its own accelerator's host link, which the staged collective messages also cross.
-  void start_copy() {
-    if (h2d_flows_left_ > 0 || h2d_waiting_ == 0) return;
-    --h2d_waiting_;
-    h2d_start_ = engine_.now();
-    const int local = std::max(1, std::min(ranks_, s_.cluster.accelerators_per_node));
-    h2d_flows_left_ = local;
-    for (int r = 0; r < local; ++r) {
-      net_->start_flow(layout_->route(layout_->host(0), layout_->accelerator(r)), h2d_bytes_,
-                       [this] {
-                         if (--h2d_flows_left_ > 0) return;
-                         h2d_busy_s_ += (engine_.now() - h2d_start_).seconds();
-                         ++h2d_copies_;
-                         if (trace_ != nullptr)
-                           trace_->span(h2d_track_, "h2d batch", "h2d", h2d_start_, engine_.now());
-                         batch_copied();
-                         start_copy();
-                       });
     }
   }
 
@@ -1032,7 +956,10 @@ class MeshSim {
   double sizes_[2] = {0, 0};
   int big_micro_ = 0;
   // Input pipeline (feeds stage 0).
-  sim::Stream h2d_{engine_};
+  StepNetwork ports_;           // the network all of the step's traffic shares
+  Port dp_port_ = Port::nic;    // the port the data-parallel collectives cross
+  Port send_port_ = Port::nic;  // the port pipeline sends cross
+  sim::TransferStream h2d_{engine_, ports_.network()};
   sim::Stream workers_{engine_};
   UpstreamStages upstream_;
   double h2d_s_ = 0;
@@ -1042,21 +969,7 @@ class MeshSim {
   bool host_waiting_input_ = false;
   sim::TraceRecorder::TrackId h2d_track_ = 0;
   sim::TraceRecorder::TrackId link_track_ = 0;
-  // The step's own network (uses_step_network): null where collectives are priced standalone.
-  sim::ClusterSpec node_cluster_;
-  std::unique_ptr<sim::ClusterLayout> layout_;
-  std::unique_ptr<sim::ClusterTopology> topology_;
-  std::unique_ptr<sim::FlowNetwork> net_;
-  std::map<double, col::Plan> plans_;  // per bucket size
-  std::deque<std::unique_ptr<col::CollectiveProcess>> processes_;
-  std::deque<double> comm_queue_;  // buckets waiting for the comm stream
-  bool collective_running_ = false;
   double h2d_bytes_ = 0;
-  int h2d_waiting_ = 0;
-  int h2d_flows_left_ = 0;
-  Time h2d_start_ = Time::zero();
-  double h2d_busy_s_ = 0;
-  double h2d_copies_ = 0;
   double h2d_busy_start_s_ = 0;
   double h2d_busy_end_s_ = 0;
   double h2d_copies_start_ = 0;

@@ -70,7 +70,10 @@ struct StepReport {
   std::string simulated;  // what the symmetry reduction simulated (one replica, one tp rank)
   Breakdown breakdown;
   std::string collective_model;  // what priced the collectives (flow-level or alpha-beta)
-  double comm_time_s = 0;        // communication stream busy time per step
+  // True when the step's transfers shared its network (communication.contention): collectives,
+  // pipeline sends and input copies slowed each other down where they met on a port.
+  bool shared_network = false;
+  double comm_time_s = 0;  // communication stream busy time per step
   // Seconds of compute lost per step to overlapping collectives (their kernels' SMs and DRAM
   // traffic); already inside breakdown.compute_s / recompute_s, not an extra part of the step.
   double comm_interference_s = 0;

@@ -287,10 +287,15 @@ MeshPlan plan_mesh(const Scenario& s) {
   return plan;
 }
 
+int group_members_per_node(const sim::ClusterSpec& c, int size, int stride) {
+  const int apn = std::max(1, c.accelerators_per_node);
+  return stride >= apn ? 1 : std::max(1, std::min(size, apn / std::max(1, stride)));
+}
+
 sim::ClusterSpec group_view(const sim::ClusterSpec& c, int size, int stride) {
   sim::ClusterSpec v = c;
   const int apn = std::max(1, c.accelerators_per_node);
-  const int per_node = stride >= apn ? 1 : std::max(1, std::min(size, apn / std::max(1, stride)));
+  const int per_node = group_members_per_node(c, size, stride);
   if (per_node == apn) return v;
   v.accelerators_per_node = per_node;
   if (v.intra_topology == sim::IntraTopology::torus2d)

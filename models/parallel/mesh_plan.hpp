@@ -47,6 +47,8 @@ std::vector<StageMemory> mesh_memory(const Scenario& s, const ZooModel& rank_mod
 // NICs with the node's other groups, which communicate at the same time (equal shares).
 // CollectiveCoster prices the group as the first `size` ranks of this view.
 sim::ClusterSpec group_view(const sim::ClusterSpec& c, int size, int stride);
+// Members of such a group a node holds.
+int group_members_per_node(const sim::ClusterSpec& c, int size, int stride);
 
 // Rank strides of the mesh's groups under s.order (Megatron-LM: tensor ranks consecutive, then
 // data, then pipeline).
