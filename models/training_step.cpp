@@ -82,10 +82,19 @@ col::Op tp_op(TpCollectiveOp op) {
 
 // A layer's work in one pass for one micro-batch size, launched as the framework launches it:
 // tensor-parallel collectives before (at_start) and after its kernels.
+// A tensor-parallel collective a pass runs (its Launch carries its standalone time).
+struct TpTransfer {
+  col::Op op = col::Op::allreduce;
+  double bytes = 0;
+  double standalone_s = 0;
+};
+
 struct PassWork {
-  std::vector<Launch> before;
+  std::vector<Launch> before;  // tensor-parallel collectives at the pass's start
   std::vector<Launch> kernels;
-  std::vector<Launch> after;
+  std::vector<Launch> after;          // tensor-parallel collectives at its end
+  std::vector<TpTransfer> before_tp;  // one per entry of `before`
+  std::vector<TpTransfer> after_tp;   // one per entry of `after`
 };
 
 struct LayerWork {
@@ -125,6 +134,7 @@ class MeshSim {
         link_(stage_link(s)),
         ports_(engine_, s, s.pipeline_stages) {
     dp_port_ = ports_.group_port(s.data_parallel, mesh_strides(s).data);
+    tp_port_ = ports_.group_port(s.tensor_parallel, mesh_strides(s).tensor);
     send_port_ = ports_.send_port(mesh_strides(s).pipeline);
     grad_bytes_ = gradient_bytes_per_param(s);
     ranks_ = s.data_parallel;
@@ -290,6 +300,7 @@ class MeshSim {
           compute(e, kIdleHost),
           comm(e, net),
           gather(e, net),
+          tp(e, net),
           send_fwd(e, net),
           send_bwd(e, net),
           comm_gate(kIdleComm) {}
@@ -297,6 +308,7 @@ class MeshSim {
     sim::DeviceStream compute;
     sim::TransferStream comm;      // data-parallel collectives (ZeRO-1/2 parameter gathers too)
     sim::TransferStream gather;    // ZeRO-3's prefetched parameter all-gathers (FSDP's own stream)
+    sim::TransferStream tp;        // tensor-parallel collectives (waited for by compute)
     sim::TransferStream send_fwd;  // activations to the next chunk's stage
     sim::TransferStream send_bwd;  // gradients to the previous chunk's stage
     sim::Gate comm_gate;
@@ -310,6 +322,8 @@ class MeshSim {
     bool host_waits_step_end = false;
     double bucket = 0;
     std::deque<sim::Gate> zero_gates;  // ZeRO: per gather, armed for its one completion
+    std::deque<sim::Gate> tp_gates;    // tensor-parallel collectives' ends (a ring, tp_gate)
+    std::size_t next_tp_gate = 0;
     std::deque<std::string> labels;
     struct Pending {
       Time duration;
@@ -362,6 +376,7 @@ class MeshSim {
       const double t = tp_.dense_s(tp_op(c.op), bytes);
       (c.at_start ? w.before : w.after)
           .push_back({c.what, sim::KernelClass::elementwise, t, host, 1});
+      (c.at_start ? w.before_tp : w.after_tp).push_back({tp_op(c.op), bytes, t});
     }
   }
 
@@ -581,13 +596,53 @@ class MeshSim {
       dispatch(k, l, cat, label(k, what, layer.name, l), g,
                left == 0 ? std::move(on_done) : sim::DeviceStream::Done());
     };
-    for (const Launch& l : w.before)
-      one(l, kTpComm);
+    // A tensor-parallel collective: a fixed-length item without the shared network; on it, the
+    // NCCL kernel's launch starts the group's collective when the device reaches it, and the
+    // stream waits until it ends (Megatron-LM runs them on the compute stream).
+    const auto tp = [&](const Launch& l, const TpTransfer& x) {
+      if (ports_.network() == nullptr) {
+        one(l, kTpComm);
+        return;
+      }
+      --left;
+      sim::Gate* g = gate;
+      gate = nullptr;
+      sim::Gate* ended = tp_gate(k);
+      Launch start = l;
+      start.device_s = 0;
+      const TpTransfer* xp = &x;
+      dispatch(k, start, kTpComm, label(k, what, layer.name, l), g, [this, k, xp, ended] {
+        stage(k).tp.submit(
+            ports_.collective(k, tp_port_, xp->op, s_.tensor_parallel, xp->bytes, xp->standalone_s),
+            "", "tp comm", [ended] { ended->done(); });
+      });
+      device_marker(k, ended, left == 0 ? std::move(on_done) : sim::DeviceStream::Done(), kTpComm);
+    };
+    for (std::size_t i = 0; i < w.before.size(); ++i)
+      tp(w.before[i], w.before_tp[i]);
     for (const Launch& l : w.kernels)
       one(l, category);
-    for (const Launch& l : w.after)
-      one(l, kTpComm);
+    for (std::size_t i = 0; i < w.after.size(); ++i)
+      tp(w.after[i], w.after_tp[i]);
     if (left == 0 && (gate != nullptr || on_done)) device_marker(k, gate, std::move(on_done));
+  }
+
+  // The gate a tensor-parallel collective's end opens, from a ring per stage: the host runs at
+  // most CUDA's launch queue ahead of the device, so a gate is reused long after its marker
+  // passed.
+  sim::Gate* tp_gate(int k) {
+    static constexpr std::size_t kRing = 4096;
+    StageDev& st = stage(k);
+    if (st.tp_gates.size() < kRing) {
+      st.tp_gates.emplace_back(kTpComm);
+      st.tp_gates.back().add();
+      return &st.tp_gates.back();
+    }
+    sim::Gate& g = st.tp_gates[st.next_tp_gate++ % kRing];
+    if (!g.open()) throw std::logic_error("tensor-parallel gate ring overrun");
+    g.reset();
+    g.add();
+    return &g;
   }
 
   void launch_forward(int k, int step, int g, int micro) {
@@ -850,7 +905,7 @@ class MeshSim {
     sn.comm_s = st.comm.busy_time().seconds() + st.gather.busy_time().seconds();
     sn.host_s = st.host.busy_time().seconds();
     sn.interference_s = st.compute.interference();
-    sn.kernels = st.compute.items();
+    sn.kernels = st.compute.items() + st.tp.items();  // NCCL kernels on the network too
     return sn;
   }
 
@@ -959,6 +1014,7 @@ class MeshSim {
   StepNetwork ports_;           // the network all of the step's traffic shares
   Port dp_port_ = Port::nic;    // the port the data-parallel collectives cross
   Port send_port_ = Port::nic;  // the port pipeline sends cross
+  Port tp_port_ = Port::intra;  // the port tensor-parallel collectives cross
   sim::TransferStream h2d_{engine_, ports_.network()};
   sim::Stream workers_{engine_};
   UpstreamStages upstream_;

@@ -1,8 +1,8 @@
 #pragma once
-// The network all of a training step's traffic shares, on the step's own engine (issue 14 item
-// 4, issue 15 item 1): data-parallel gradient collectives (buckets, reduce-scatters, ZeRO's
-// parameter all-gathers, parameter-server exchanges), pipeline sends between stages, and
-// host-to-device input copies.
+// The network all of a training step's traffic shares, on the step's own engine: data-parallel
+// gradient collectives (buckets, reduce-scatters, ZeRO's parameter all-gathers, parameter-server
+// exchanges), tensor-parallel collectives, pipeline sends between stages, and host-to-device
+// input copies.
 //
 // One data-parallel replica of the pipeline is simulated (its tensor-parallel ranks and the
 // other replicas do the same at the same time), so the network is that replica's devices, one

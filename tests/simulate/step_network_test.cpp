@@ -159,3 +159,25 @@ TEST_CASE("ZeRO-3's prefetched all-gathers and its reduce-scatters share the NIC
   CHECK(a.comm_time_s > 1.001 * b.comm_time_s);
   CHECK(a.step_time_s > b.step_time_s);
 }
+
+TEST_CASE("tensor-parallel collectives share NVLink with data-parallel buckets") {
+  // GPT-2 medium at tp 2 x dp 4 under ZeRO-3 on one DGX A100: the tensor-parallel all-reduces
+  // and the prefetched parameter all-gathers of the data-parallel group both cross each GPU's
+  // NVLink port. At tp 8 alone nothing else is on the port, and the network gives the
+  // standalone times.
+  const auto run = [](int tp, int dp, bool contention) {
+    return simulate_training(scenario(
+        {"cluster=dgx-a100", "model=gpt2_medium", "batch_per_replica=32", "input.enabled=false",
+         "precision=bf16", "parallelism.tensor=" + std::to_string(tp),
+         "parallelism.data=" + std::to_string(dp), "parallelism.zero=3",
+         std::string("communication.contention=") + (contention ? "true" : "false")}));
+  };
+  const StepReport a = run(2, 4, true);
+  const StepReport b = run(2, 4, false);
+  INFO("tp comm shared " << a.breakdown.tp_comm_s << " standalone " << b.breakdown.tp_comm_s);
+  CHECK(a.breakdown.tp_comm_s > 1.001 * b.breakdown.tp_comm_s);
+  CHECK(a.kernels_per_step == b.kernels_per_step);  // the NCCL kernels are still launched
+  const StepReport alone_on = run(8, 1, true);
+  const StepReport alone_off = run(8, 1, false);
+  CHECK(alone_on.breakdown.tp_comm_s == Approx(alone_off.breakdown.tp_comm_s).epsilon(1e-6));
+}
