@@ -7,35 +7,23 @@
 #include <string>
 #include <vector>
 
-#include "cli/profiles_source.hpp"
-#include "cli/scenario_source.hpp"
 #include "models/kernel_plan.hpp"
 #include "models/training_step.hpp"
 #include "sim/core/engine.hpp"
 #include "sim/hw/device_stream.hpp"
 #include "sim/hw/kernel.hpp"
+#include "support/step_scenarios.hpp"
 
 using trainsim::models::Scenario;
 using trainsim::models::simulate_training;
 using trainsim::models::StepReport;
 using trainsim::sim::Time;
 
+using trainsim::test::breakdown_sum;
+using trainsim::test::example;
+using trainsim::test::scenario;
+
 namespace {
-
-Scenario scenario(const std::vector<std::string>& sets, const std::string& file = "") {
-  static const auto profiles = trainsim::cli::load_profile_library({});
-  return trainsim::cli::load_scenario_source(file, sets, profiles);
-}
-
-std::string example(const char* name) {
-  return std::string(TRAINSIM_SOURCE_DIR) + "/examples/" + name;
-}
-
-double breakdown_sum(const StepReport& r) {
-  const auto& b = r.breakdown;
-  return b.compute_s + b.recompute_s + b.host_s + b.exposed_comm_s + b.input_stall_s + b.bubble_s +
-         b.optimizer_s;
-}
 
 // An MLP on the two K80 dies without P2P whose first layer's backward (a large GEMM) runs while
 // the bucket of the layers after it is reduced: the 268 MB allreduce staged through host memory

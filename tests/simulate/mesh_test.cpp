@@ -6,28 +6,19 @@
 #include <string>
 #include <vector>
 
-#include "cli/profiles_source.hpp"
-#include "cli/scenario_source.hpp"
 #include "models/training_step.hpp"
+#include "support/step_scenarios.hpp"
 
 using trainsim::models::Scenario;
 using trainsim::models::simulate_training;
 using trainsim::models::StepReport;
 
+using trainsim::test::breakdown_sum;
+using trainsim::test::scenario;
+
 namespace {
 
 const std::string kExamples = std::string(TRAINSIM_SOURCE_DIR) + "/examples/";
-
-Scenario scenario(const std::vector<std::string>& sets, const std::string& file = "") {
-  static const auto profiles = trainsim::cli::load_profile_library({});
-  return trainsim::cli::load_scenario_source(file, sets, profiles);
-}
-
-double breakdown_sum(const StepReport& r) {
-  const auto& b = r.breakdown;
-  return b.compute_s + b.recompute_s + b.host_s + b.exposed_comm_s + b.input_stall_s + b.bubble_s +
-         b.optimizer_s + b.tp_comm_s + b.zero_comm_s;
-}
 
 // A 1.3B GPT on one DGX A100 (autocast: fp32 weights and gradients, Adam's two fp32 moments).
 std::vector<std::string> gpt(std::vector<std::string> more) {

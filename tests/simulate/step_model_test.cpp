@@ -10,30 +10,17 @@
 #include <string>
 #include <vector>
 
-#include "cli/profiles_source.hpp"
-#include "cli/scenario_source.hpp"
 #include "fit/fit_series.hpp"
 #include "models/collective_cost.hpp"
 #include "models/training_step.hpp"
+#include "support/step_scenarios.hpp"
 
 using trainsim::models::Scenario;
 using trainsim::models::simulate_training;
 using trainsim::models::StepReport;
 
-namespace {
-
-Scenario scenario(const std::vector<std::string>& sets, const std::string& file = "") {
-  static const auto profiles = trainsim::cli::load_profile_library({});
-  return trainsim::cli::load_scenario_source(file, sets, profiles);
-}
-
-double breakdown_sum(const StepReport& r) {
-  const auto& b = r.breakdown;
-  return b.compute_s + b.recompute_s + b.host_s + b.exposed_comm_s + b.input_stall_s + b.bubble_s +
-         b.optimizer_s;
-}
-
-}  // namespace
+using trainsim::test::breakdown_sum;
+using trainsim::test::scenario;
 
 TEST_CASE("echo speedup is min(e, R) when the upstream is R times slower and overlap is perfect") {
   // One replica (no gradient exchange), one input stage whose cost is set from the accelerator

@@ -7,12 +7,11 @@
 #include <string>
 #include <vector>
 
-#include "cli/profiles_source.hpp"
-#include "cli/scenario_source.hpp"
 #include "models/parallel/step_network.hpp"
 #include "models/training_step.hpp"
 #include "sim/core/engine.hpp"
 #include "sim/net/transfer_stream.hpp"
+#include "support/step_scenarios.hpp"
 
 using trainsim::models::Port;
 using trainsim::models::Scenario;
@@ -25,12 +24,9 @@ using trainsim::sim::Transfer;
 using trainsim::sim::TransferStream;
 namespace col = trainsim::sim::collectives;
 
-namespace {
+using trainsim::test::scenario;
 
-Scenario scenario(const std::vector<std::string>& sets) {
-  static const auto profiles = trainsim::cli::load_profile_library({});
-  return trainsim::cli::load_scenario_source("", sets, profiles);
-}
+namespace {
 
 // Two one-GPU machines on 1 Gbps Ethernet (the gTop-k testbed's nodes): every transfer between
 // devices crosses a NIC port of 125 MB/s.
