@@ -42,13 +42,6 @@ std::string money(double v, const std::string& currency) {
   return s.str();
 }
 
-// Long runs read better in hours than in seconds.
-std::string format_duration(double s) {
-  if (s >= 3600) return format_number(s / 3600, 4) + " h";
-  if (s >= 60) return format_number(s / 60, 4) + " min";
-  return format_seconds(s);
-}
-
 std::string format_count(double v) {
   if (v == std::floor(v) && v < 1e15) return std::to_string(static_cast<long long>(v));
   return format_number(v, 6);
