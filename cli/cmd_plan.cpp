@@ -75,6 +75,7 @@ nlohmann::json candidate_json(const Candidate& c, const PlanCatalog& catalog) {
                       {"step_time_s", c.report.step_time_s},
                       {"global_batch", c.report.global_batch},
                       {"time_s", c.time_s},
+                      {"to_target_steps", c.to_target_steps},
                       {"cost", c.cost},
                       {"meets_target", c.meets_target},
                       {"pareto", c.pareto},
@@ -207,6 +208,7 @@ int run_plan(const Args& args, CommandIo& io) {
   std::string max_microbatch_text = "8";
   bool no_interleave = false;
   std::string jobs_text;
+  std::vector<std::string> global_batch_texts;
   options.add_options()("scenario", po::value(&scenario_file),
                         "scenario JSON file (default: the built-in demo)")(
       "catalog", po::value(&catalog_path)->required(),
@@ -227,7 +229,10 @@ int run_plan(const Args& args, CommandIo& io) {
       "set", po::value(&sets), "override PATH=VALUE on the scenario (repeatable)")(
       "jobs,j", po::value(&jobs_text), "threads (default: all cores)")("format", po::value(&format),
                                                                        "text | json | csv")(
-      "profile-dir", po::value(&dirs), "extra folder of profile JSON files (repeatable)");
+      "profile-dir", po::value(&dirs), "extra folder of profile JSON files (repeatable)")(
+      "global-batches", po::value(&global_batch_texts)->composing(),
+      "also search these global batches, e.g. 1024,4096 (default: the scenario's); with a "
+      "scenario target, time and cost are to the target, so a larger batch is not free");
   po::positional_options_description pos;
   pos.add("scenario", 1);
   po::variables_map vm;
@@ -276,28 +281,57 @@ int run_plan(const Args& args, CommandIo& io) {
   const models::Scenario base = load_scenario_source(scenario_file, sets, profiles);
 
   const std::int64_t global_batch = plan_global_batch(base, scenario_label(scenario_file, sets));
-  std::vector<Candidate> cands = enumerate_candidates(catalog, search, base);
-  if (static_cast<std::int64_t>(cands.size()) > sim::limits::kMaxSweepRows) {
-    throw InputError(catalog_path, "the catalog gives " + std::to_string(cands.size()) +
-                                       " configurations to simulate, above the limit of " +
-                                       std::to_string(sim::limits::kMaxSweepRows));
+  std::vector<std::int64_t> global_batches;
+  for (const std::string& v : global_batch_texts) {
+    std::size_t start = 0;
+    while (start <= v.size()) {
+      const auto comma = v.find(',', start);
+      const std::string item =
+          v.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      if (!item.empty()) {
+        global_batches.push_back(
+            parse_integer_option("--global-batches", item, 1, sim::limits::kMaxGlobalBatch));
+      }
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
   }
-  const auto load = [&](const Candidate& c) {
-    std::vector<std::string> all = c.cluster_overrides;
-    all.insert(all.end(), sets.begin(), sets.end());
-    all.insert(all.end(), c.layout_overrides.begin(), c.layout_overrides.end());
-    LoadedCandidate loaded{load_scenario_source(scenario_file, all, profiles),
-                           scenario_label(scenario_file, all)};
-    return loaded;
-  };
-  // A plan may simulate many large clusters: on a terminal, show how far it got.
-  const PlanProgress progress = [&io](std::size_t done, std::size_t total) {
-    io.err << "\rplan: " << done << "/" << total << " layouts evaluated"
-           << (done == total ? "\n" : "") << std::flush;
-  };
-  const PlanCounts counts =
-      evaluate_candidates(cands, catalog, target, base, jobs > 0 ? jobs : default_jobs(1), load,
-                          io.err_is_terminal ? progress : PlanProgress());
+  const bool vary_batch = !global_batches.empty();
+  if (!vary_batch) global_batches.push_back(global_batch);
+  std::vector<Candidate> cands;
+  PlanCounts counts;
+  for (const std::int64_t g : global_batches) {
+    std::vector<std::string> sets_g = sets;
+    if (vary_batch) sets_g.push_back("global_batch=" + std::to_string(g));
+    const models::Scenario base_g = load_scenario_source(scenario_file, sets_g, profiles);
+    std::vector<Candidate> cands_g = enumerate_candidates(catalog, search, base_g);
+    if (static_cast<std::int64_t>(cands.size() + cands_g.size()) > sim::limits::kMaxSweepRows) {
+      throw InputError(catalog_path, "the catalog gives " +
+                                         std::to_string(cands.size() + cands_g.size()) +
+                                         " configurations to simulate, above the limit of " +
+                                         std::to_string(sim::limits::kMaxSweepRows));
+    }
+    const auto load = [&](const Candidate& c) {
+      std::vector<std::string> all = c.cluster_overrides;
+      all.insert(all.end(), sets_g.begin(), sets_g.end());
+      all.insert(all.end(), c.layout_overrides.begin(), c.layout_overrides.end());
+      LoadedCandidate loaded{load_scenario_source(scenario_file, all, profiles),
+                             scenario_label(scenario_file, all)};
+      return loaded;
+    };
+    // A plan may simulate many large clusters: on a terminal, show how far it got.
+    const PlanProgress progress = [&io](std::size_t done, std::size_t total) {
+      io.err << "\rplan: " << done << "/" << total << " layouts evaluated"
+             << (done == total ? "\n" : "") << std::flush;
+    };
+    const PlanCounts c =
+        evaluate_candidates(cands_g, catalog, target, base_g, jobs > 0 ? jobs : default_jobs(1),
+                            load, io.err_is_terminal ? progress : PlanProgress());
+    counts.memory_checks += c.memory_checks;
+    counts.simulated += c.simulated;
+    for (Candidate& x : cands_g)
+      cands.push_back(std::move(x));
+  }
   const std::vector<std::size_t> front = mark_pareto_front(cands);
   const std::vector<std::size_t> best_mfu = mark_best_mfu(cands);
   const std::optional<std::size_t> best = cheapest_meeting_target(cands);

@@ -16,6 +16,7 @@
 #include "cli/sweep_mpi.hpp"
 #include "cli/sweep_rows.hpp"
 #include "cli/sweep_runner.hpp"
+#include "cli/target_report.hpp"
 #include "models/training_step.hpp"
 #include "sim/config/limits.hpp"
 #include "sim/core/input_error.hpp"
@@ -30,6 +31,7 @@ struct SweepSetup {
   const sim::ProfileLibrary* profiles = nullptr;
   int jobs = 1;
   bool wall_time = false;
+  bool with_target = false;  // the first row's scenario names a target: to_target columns
   RowFormat format = RowFormat::csv;
 
   std::vector<std::string> overrides(std::size_t row) const {
@@ -77,7 +79,10 @@ std::string simulate_row(const SweepSetup& setup, std::size_t row) {
   try {
     const models::StepReport report =
         simulate_checked(s, scenario_label(setup.scenario_file, setup.overrides(row)));
-    return format_sweep_row(setup.axes, row, report, setup.wall_time, setup.format);
+    if (!setup.with_target)
+      return format_sweep_row(setup.axes, row, report, setup.wall_time, setup.format);
+    const nlohmann::json t = to_target_json(evaluate_target(s, report));
+    return format_sweep_row(setup.axes, row, report, setup.wall_time, setup.format, &t);
   } catch (const InputError& e) {
     throw InputError(setup.describe_row(row), e.what());
   } catch (const std::exception& e) {
@@ -201,7 +206,7 @@ int run(const SweepSetup& setup, const std::string& out_path, CommandIo& io,
   }
   std::ostream& out = out_path.empty() ? io.out : file;
   if (setup.format == RowFormat::csv) {
-    out << csv_line(sweep_csv_columns(setup.axes, setup.wall_time)) << '\n';
+    out << csv_line(sweep_csv_columns(setup.axes, setup.wall_time, setup.with_target)) << '\n';
   } else {
     out << json_header(setup);
   }
@@ -281,6 +286,9 @@ int run_sweep(const Args& args, CommandIo& io) {
     profiles.emplace(load_profile_library(dirs));
     setup.profiles = &*profiles;
     validate_rows(setup);
+    setup.with_target =
+        load_scenario_source(setup.scenario_file, setup.overrides(0), *setup.profiles)
+            .target.has_value();
   } catch (const InputError& e) {
     if (!mpi.active()) throw;
     // Every rank validates the same rows and fails alike; rank 0 alone reports it, before any
