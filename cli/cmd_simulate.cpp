@@ -71,7 +71,10 @@ int run_simulate(const Args& args, CommandIo& io) {
   const std::optional<TargetResult> to_target = evaluate_target(scenario, report);
   nlohmann::json j = step_report_json(report);
   if (to_target) j["to_target"] = to_target_json(to_target);
-  if (uncertainty) j["intervals"] = intervals_json(scenario, report);
+  if (uncertainty) {
+    const StepUncertainty step = step_time_uncertainty(scenario_file, sets, profiles, provenance);
+    j["intervals"] = intervals_json(scenario, report, step);
+  }
   if (format == "json") {
     j["provenance"] = provenance_json(provenance);
     io.out << j.dump(2) << "\n";

@@ -2,11 +2,27 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <ostream>
+#include <regex>
 
+#include "cli/parameter_provenance.hpp"
+#include "cli/run_checks.hpp"
+#include "cli/scenario_source.hpp"
 #include "cli/units_format.hpp"
+#include "sim/core/input_error.hpp"
 
 namespace trainsim::cli {
+namespace {
+// The two-sided 95% quantile of the standard normal distribution (Phi^-1(0.975)).
+constexpr double kNormal95 = 1.959963984540054;
+
+std::string number_text(double v) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+}  // namespace
 
 std::optional<TargetResult> evaluate_target(const models::Scenario& s, const models::StepReport& r,
                                             std::optional<double> price_per_hour) {
@@ -58,29 +74,96 @@ std::optional<std::array<double, 2>> time_to_target_interval(const models::Scena
   const double g1 = p.steps_min / b_eff * r.step_time_s;
   const double var = g0 * g0 * c.steps_var + 2 * g0 * g1 * c.cross + g1 * g1 * c.noise_var;
   const double t = models::steps_to_target(p, b_eff) * r.step_time_s;
-  // paper: the two-sided 95% quantile of the standard normal distribution.
-  const double half = 1.959963984540054 * std::sqrt(std::max(0.0, var));
+  const double half = kNormal95 * std::sqrt(std::max(0.0, var));
   return std::array<double, 2>{t - half, t + half};
 }
 
-nlohmann::json intervals_json(const models::Scenario& s, const models::StepReport& r) {
+StepUncertainty step_time_uncertainty(const std::string& scenario_file,
+                                      const std::vector<std::string>& sets,
+                                      const sim::ProfileLibrary& profiles,
+                                      const ResultProvenance& provenance) {
+  StepUncertainty out;
+  static const std::regex kFitted(R"(->\s*([-+0-9.eE]+)\s*\(stderr\s*([-+0-9.eE]+)\))");
+  const auto step_at = [&](const std::string& path, double value) -> std::optional<double> {
+    std::vector<std::string> o = sets;
+    o.push_back(path + "=" + number_text(value));
+    try {
+      const models::Scenario s = load_scenario_source(scenario_file, o, profiles);
+      return simulate_checked(s, scenario_label(scenario_file, o)).step_time_s;
+    } catch (const InputError&) {
+      return std::nullopt;  // the profile refuses the moved value (a bound): a smaller step
+    }
+  };
+  for (const ParameterSource& p : provenance.parameters) {
+    if (p.provenance.kind != sim::ProvenanceKind::calibrated) continue;
+    std::smatch m;
+    const std::string& text = p.provenance.citation;
+    double x = 0;
+    double stderr_value = 0;
+    if (!std::regex_search(text, m, kFitted) || p.scenario_path.empty()) {
+      out.skipped.push_back(p.name());
+      continue;
+    }
+    try {
+      x = std::stod(m[1].str());
+      stderr_value = std::stod(m[2].str());
+    } catch (const std::exception&) {
+      out.skipped.push_back(p.name());
+      continue;
+    }
+    if (!(stderr_value > 0) || !std::isfinite(x)) {
+      out.skipped.push_back(p.name());
+      continue;
+    }
+    double h = stderr_value;
+    if (x > 0) h = std::min(h, 0.5 * x);  // positive quantities stay positive
+    std::optional<double> derivative;
+    for (int tries = 0; tries < 4 && !derivative; ++tries, h *= 0.5) {
+      const auto up = step_at(p.scenario_path, x + h);
+      const auto down = step_at(p.scenario_path, x - h);
+      if (up && down) derivative = (*up - *down) / (2 * h);
+    }
+    if (!derivative) {
+      out.skipped.push_back(p.name());
+      continue;
+    }
+    const double sd = *derivative * stderr_value;
+    out.step_time_var_s2 += sd * sd;
+    out.varied.push_back(p.name());
+  }
+  return out;
+}
+
+nlohmann::json intervals_json(const models::Scenario& s, const models::StepReport& r,
+                              const StepUncertainty& step) {
   nlohmann::json j;
-  j["step_time_s"] = {r.step_time_s, r.step_time_s};
-  j["throughput_samples_per_s"] = {r.throughput_samples_per_s, r.throughput_samples_per_s};
-  nlohmann::json varied = nlohmann::json::array();
-  if (const auto t = time_to_target_interval(s, r)) {
-    j["to_target.time_s"] = {(*t)[0], (*t)[1]};
-    varied.push_back("target.steps_min");
-    varied.push_back("target.batch_noise");
-  } else if (s.target) {
-    const double t0 = evaluate_target(s, r)->at_echo.time_s;
-    j["to_target.time_s"] = {t0, t0};
+  const double st_half = kNormal95 * std::sqrt(step.step_time_var_s2);
+  const double lo = std::max(0.0, r.step_time_s - st_half);
+  const double hi = r.step_time_s + st_half;
+  j["step_time_s"] = {lo, hi};
+  // Throughput is samples per step over step time: the interval's ends map to each other.
+  const double samples_per_step = r.throughput_samples_per_s * r.step_time_s;
+  j["throughput_samples_per_s"] = {samples_per_step / hi,
+                                   lo > 0 ? samples_per_step / lo : r.throughput_samples_per_s};
+  nlohmann::json varied = step.varied;
+  if (s.target) {
+    const TargetResult t = *evaluate_target(s, r);
+    double var = t.at_echo.steps * t.at_echo.steps * step.step_time_var_s2;
+    if (const auto conv = time_to_target_interval(s, r)) {
+      const double half = ((*conv)[1] - (*conv)[0]) / 2 / kNormal95;
+      var += half * half;
+      varied.push_back("target.steps_min");
+      varied.push_back("target.batch_noise");
+    }
+    const double half = kNormal95 * std::sqrt(var);
+    j["to_target.time_s"] = {t.at_echo.time_s - half, t.at_echo.time_s + half};
   } else {
     j["to_target.time_s"] = nullptr;
   }
   j["confidence"] = 0.95;
   j["method"] = "delta";
   j["varied"] = varied;
+  j["skipped"] = step.skipped;
   return j;
 }
 

@@ -5,12 +5,15 @@
 #include <array>
 #include <iosfwd>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "models/convergence.hpp"
 #include "models/scenario.hpp"
 #include "models/training_step.hpp"
+#include "sim/config/profile_library.hpp"
 
 namespace trainsim::cli {
 
@@ -35,12 +38,31 @@ void print_to_target_text(std::ostream& os, const models::Scenario& s, const Tar
 std::optional<std::array<double, 2>> time_to_target_interval(const models::Scenario& s,
                                                              const models::StepReport& r);
 
+struct ResultProvenance;
+
+// The step time's variance from the calibrated profile values behind it. `trainsim calibrate`
+// writes each fitted value's standard error into its source comment ("... -> 0.004721 (stderr
+// 0.0046)", hw_profiles/README.md); each such value is moved by +-h (h = its stderr, halved while
+// the profile refuses the value, e.g. an efficiency above 1) in two more simulations, and the
+// central difference times the stderr is its part of the step time's standard deviation. The
+// calibrations are independent fits (one table each), so the parts add in quadrature. Sequential
+// and seeded by nothing: the result is bit-identical on every run.
+struct StepUncertainty {
+  double step_time_var_s2 = 0;
+  std::vector<std::string> varied;   // "kind/name:path" of the values moved
+  std::vector<std::string> skipped;  // calibrated values without a usable stderr or step
+};
+StepUncertainty step_time_uncertainty(const std::string& scenario_file,
+                                      const std::vector<std::string>& sets,
+                                      const sim::ProfileLibrary& profiles,
+                                      const ResultProvenance& provenance);
+
 // `simulate --uncertainty`: {"step_time_s", "throughput_samples_per_s", "to_target.time_s":
-// [low, high] at 95%, "varied": the parameters with a covariance behind them}. The step's own
-// profile values carry their calibration stderr only in comments so far, so step time and
-// throughput are point intervals (README, Known gaps); the time to target carries the
-// convergence parameters' covariance.
-nlohmann::json intervals_json(const models::Scenario& s, const models::StepReport& r);
+// [low, high] at 95% (normal quantile), "varied": the parameters with an uncertainty behind them,
+// "method": "delta"}. The time to target adds the convergence parameters' covariance to the step
+// time's variance (independent sources).
+nlohmann::json intervals_json(const models::Scenario& s, const models::StepReport& r,
+                              const StepUncertainty& step);
 void print_intervals_text(std::ostream& os, const nlohmann::json& intervals);
 
 }  // namespace trainsim::cli

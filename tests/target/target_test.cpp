@@ -157,6 +157,31 @@ TEST_CASE("simulate reports steps, time and echo speedup to the target") {
                        "--uncertainty"})["intervals"] == j["intervals"]);
 }
 
+TEST_CASE("simulate --uncertainty carries the calibrated values' stderr into the step time") {
+  // gtopk_1gbe_cluster runs on Pascal GPUs whose kernels profile holds values calibrated on
+  // DeepBench (hw_profiles/kernels/nvidia-pascal.json, each with its stderr).
+  const std::string file = std::string(TRAINSIM_SOURCE_DIR) + "/examples/gtopk_1gbe_cluster.json";
+  const auto run = [&file] {
+    const auto r = run_cli({"simulate", file, "--uncertainty", "--format", "json"});
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    return nlohmann::json::parse(r.out);
+  };
+  const auto j = run();
+  const auto& iv = j["intervals"];
+  CHECK(iv["varied"].size() >= 2);
+  CHECK(iv["method"] == "delta");
+  const double st = j["step_time_s"].get<double>();
+  CHECK(iv["step_time_s"][0].get<double>() < st);
+  CHECK(iv["step_time_s"][1].get<double>() > st);
+  // Symmetric about the point value (delta method), throughput's ends are B / step time's.
+  CHECK(iv["step_time_s"][0].get<double>() + iv["step_time_s"][1].get<double>() == Approx(2 * st));
+  CHECK(iv["throughput_samples_per_s"][1].get<double>() ==
+        Approx(j["throughput_samples_per_s"].get<double>() * st /
+               iv["step_time_s"][0].get<double>()));
+  CHECK(run()["intervals"] == iv);  // bit-identical
+}
+
 TEST_CASE("plan: with a target a large global batch stops being free") {
   const std::string catalog = write_temp_file(
       R"({"kind": "plan_catalog", "currency": "USD", "options": [{"name": "rent-a100",
