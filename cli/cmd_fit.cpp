@@ -71,7 +71,7 @@ int run_steps_fit(const std::string& points_path, fit::CsvColumns columns,
     for (const fit::Point& p : s.points)
       pts.push_back({p.batch, p.throughput_samples_per_s, p.line, true});
     if (halves) fit::split_steps_halves(pts);
-    fits.push_back(fit::fit_steps_to_target(pts, s.name));
+    fits.push_back(fit::fit_steps_to_target(pts, s.name, s.source));
   }
   if (format == "json") {
     nlohmann::ordered_json j;

@@ -115,7 +115,8 @@ void print_row(std::ostream& os, const Candidate& c, const PlanCatalog& catalog)
 void print_text(std::ostream& os, const std::vector<Candidate>& cands, const PlanCatalog& catalog,
                 const PlanTarget& target, const std::vector<std::size_t>& front,
                 const std::vector<std::size_t>& best_mfu, std::optional<std::size_t> best,
-                const std::string& scenario, std::int64_t global_batch, const PlanCounts& counts) {
+                const std::string& scenario, const std::string& global_batch,
+                const std::string& convergence, const PlanCounts& counts) {
   std::map<CandidateStatus, std::size_t> by_status;
   std::map<std::string, std::size_t> failures;
   for (const Candidate& c : cands) {
@@ -128,8 +129,12 @@ void print_text(std::ostream& os, const std::vector<Candidate>& cands, const Pla
      << "\n"
      << "  target: "
      << (target.samples_per_s ? ">= " + format_number(*target.samples_per_s, 6) + " samples/s"
-                              : "train " + work + " within " + format_duration(*target.time_s))
-     << "; time and cost are for " << work << "\n"
+         : convergence.empty()
+             ? "train " + work + " within " + format_duration(*target.time_s)
+             : "reach the scenario's target within " + format_duration(*target.time_s))
+     << "; time and cost are "
+     << (convergence.empty() ? "for " + work : "to the scenario's target (" + convergence + ")")
+     << "\n"
      << "  " << cands.size() << " layouts: " << by_status[CandidateStatus::simulated]
      << " simulated, " << by_status[CandidateStatus::no_fit] << " do not fit in memory, "
      << by_status[CandidateStatus::dominated] << " dominated (ZeRO-3 where a lower stage fits "
@@ -303,8 +308,20 @@ int run_plan(const Args& args, CommandIo& io) {
   for (const std::int64_t g : global_batches) {
     std::vector<std::string> sets_g = sets;
     if (vary_batch) sets_g.push_back("global_batch=" + std::to_string(g));
-    const models::Scenario base_g = load_scenario_source(scenario_file, sets_g, profiles);
+    const models::Scenario base_g = [&] {
+      if (!vary_batch) return load_scenario_source(scenario_file, sets_g, profiles);
+      try {
+        return load_scenario_source(scenario_file, sets_g, profiles);
+      } catch (const InputError& e) {
+        throw UsageError("--global-batches " + std::to_string(g), e.what());
+      }
+    }();
     std::vector<Candidate> cands_g = enumerate_candidates(catalog, search, base_g);
+    // The printed `simulate --set ...` line of a candidate reproduces its global batch too.
+    if (vary_batch) {
+      for (Candidate& c : cands_g)
+        c.cluster_overrides.push_back("global_batch=" + std::to_string(g));
+    }
     if (static_cast<std::int64_t>(cands.size() + cands_g.size()) > sim::limits::kMaxSweepRows) {
       throw InputError(catalog_path, "the catalog gives " +
                                          std::to_string(cands.size() + cands_g.size()) +
@@ -376,8 +393,18 @@ int run_plan(const Args& args, CommandIo& io) {
       io.out << csv_line(fields) << "\n";
     }
   } else {
-    print_text(io.out, cands, catalog, target, front, best_mfu, best, base.name, global_batch,
-               counts);
+    std::string batches;
+    for (const std::int64_t g : global_batches)
+      batches += (batches.empty() ? "" : ", ") + std::to_string(g);
+    std::string convergence;
+    if (base.target) {
+      convergence = base.target->workload.empty()
+                        ? "S_min " + format_number(base.target->params.steps_min, 6) +
+                              ", B_noise " + format_number(base.target->params.batch_noise, 6)
+                        : base.target->workload;
+    }
+    print_text(io.out, cands, catalog, target, front, best_mfu, best, base.name, batches,
+               convergence, counts);
   }
   return 0;
 }

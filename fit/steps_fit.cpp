@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <set>
 
 #include "fit/fit_series.hpp"
 #include "fit/throughput_model.hpp"
+#include "sim/core/input_error.hpp"
 
 namespace trainsim::fit {
 
@@ -19,7 +21,22 @@ void split_steps_halves(std::vector<StepsPoint>& points) {
 }
 
 StepsFit fit_steps_to_target(std::span<const StepsPoint> points, const std::string& group,
-                             double confidence) {
+                             const std::string& source, double confidence) {
+  {
+    std::set<double> batches;
+    std::string lines;
+    for (const StepsPoint& p : points) {
+      if (!p.calibration) continue;
+      batches.insert(p.batch);
+      if (p.line > 0) lines += (lines.empty() ? "" : ",") + std::to_string(p.line);
+    }
+    if (batches.size() < 2) {
+      throw InputError(source.empty() ? "steps-to-target fit" : source,
+                       "group '" + group + "' has " + std::to_string(batches.size()) +
+                           " distinct batch size(s) to fit (line(s) " + lines +
+                           "): S_min and B_noise need at least two");
+    }
+  }
   // y = S_ref / S keeps the fitted values near 1: with raw 1/S (~1e-5) the Jacobian's columns
   // differ by ~1e10 and the covariance's rank test refuses it. S_ref is the geometric mean of the
   // fitted rows' steps; relative residuals do not change with it.

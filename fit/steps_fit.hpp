@@ -53,9 +53,11 @@ struct StepsFit {
   std::vector<StepsResidual> residuals;  // every row, in input order
 };
 
-// Fits the calibration rows of `points` (at least two distinct batches). `group` names the series.
+// Fits the calibration rows of `points`. `group` names the series, `source` its file for errors:
+// an InputError unless the rows span at least two distinct batches (S_min and B_noise are not
+// identifiable from one).
 StepsFit fit_steps_to_target(std::span<const StepsPoint> points, const std::string& group,
-                             double confidence = 0.95);
+                             const std::string& source = "", double confidence = 0.95);
 
 // Marks every other row of each batch-sorted series as validation (fit::split_halves' rule:
 // the smallest batch, the third, ... calibrate).

@@ -39,3 +39,32 @@ HOSTILE("fit --model bogus", {"fit", "x.csv", "--model", "bogus"}, 2,
         {"--model bogus: expected throughput or steps-to-target"})
 HOSTILE("fit --split with the throughput model", {"fit", "x.csv", "--split", "halves"}, 2,
         {"--split halves: applies to --model steps-to-target only"})
+HOSTILE("fit steps-to-target at one batch", {"fit", "@/s.csv", "--model", "steps-to-target"}, 2,
+        {"@/s.csv: group 'all' has 1 distinct batch size(s) to fit (line(s) 2,3)",
+         "S_min and B_noise need at least two"},
+        {{"s.csv", "batch,steps\n64,1000\n64,1100\n"}})
+HOSTILE("fit steps-to-target halves of two rows",
+        {"fit", "@/s.csv", "--model", "steps-to-target", "--split", "halves"}, 2,
+        {"group 'all' has 1 distinct batch size(s) to fit"},
+        {{"s.csv", "batch,steps\n64,1000\n128,600\n"}})
+HOSTILE("fit steps-to-target with 0 steps", {"fit", "@/s.csv", "--model", "steps-to-target"}, 2,
+        {"@/s.csv:3: column 'steps': 0 must be positive"},
+        {{"s.csv", "batch,steps\n64,1000\n128,0\n"}})
+HOSTILE("fit steps-to-target with 1e300 steps", {"fit", "@/s.csv", "--model", "steps-to-target"}, 2,
+        {"@/s.csv:2: column 'steps': 1e300 is outside the range a fit handles"},
+        {{"s.csv", "batch,steps\n64,1e300\n128,5\n"}})
+HOSTILE("fit steps-to-target with --relative",
+        {"fit", "x.csv", "--model", "steps-to-target", "--relative"}, 2,
+        {"--model steps-to-target: takes --group-col, --batch-col, --steps-col, --split"})
+HOSTILE("plan --global-batches 0",
+        {"plan", "--catalog", "@src/examples/plan_catalog.json", "--target", "1",
+         "--global-batches", "0"},
+        2, {"--global-batches 0: expected an integer from 1"})
+HOSTILE("plan --global-batches 1e99",
+        {"plan", "--catalog", "@src/examples/plan_catalog.json", "--target", "1",
+         "--global-batches", "1024,1e99"},
+        2, {"--global-batches 1e99: expected an integer"})
+HOSTILE("plan --global-batches the layout cannot split",
+        {"plan", "--catalog", "@src/examples/plan_catalog.json", "--target", "1",
+         "--global-batches", "1000"},
+        2, {"--global-batches 1000", "global_batch: 1000 is not a multiple of batch_per_replica"})
