@@ -221,3 +221,25 @@ TEST_CASE("plan: with a target a large global batch stops being free") {
   CHECK(c["global_batch"] == 256);
   CHECK(c["to_target_steps"].get<double>() == Approx(10000));
 }
+
+TEST_CASE("sweep rows carry to_target, the same as simulate's") {
+  const std::string target = R"(target={"steps_min":1000,"batch_noise":512})";
+  const auto r = run_cli({"sweep", "--vary", "batch_per_replica=32,64", "--set", target, "--set",
+                          "steps=3", "--set", "warmup_steps=1", "--format", "json"});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto doc = nlohmann::json::parse(r.out);
+  int rows = 0;
+  for (const auto& j : doc["rows"]) {
+    ++rows;
+    const double b = j["global_batch"].get<double>();
+    CHECK(j["to_target"]["steps"].get<double>() == Approx(1000 * (1 + 512 / b)));
+    CHECK(j["to_target"]["time_s"].get<double>() ==
+          Approx(1000 * (1 + 512 / b) * j["step_time_s"].get<double>()));
+  }
+  CHECK(rows == 2);
+  const auto csv = run_cli({"sweep", "--vary", "batch_per_replica=32", "--set", target, "--set",
+                            "steps=3", "--set", "warmup_steps=1"});
+  REQUIRE(csv.exit_code == 0);
+  CHECK_THAT(csv.out, Catch::Contains("to_target.steps") && Catch::Contains("to_target.time_s"));
+}
