@@ -18,10 +18,11 @@
 // where w in [0, 1] is how much a repeated sample lowers the noise relative to a fresh one:
 // w = 0 for an identical copy (after augmentation: its gradient noise repeats, so e steps on the
 // same samples add the noise of one batch coherently), w = 1 for a sample as good as new. Steps to
-// target are S(B_eff); fresh samples read are S(B_eff) B / e. The model reproduces Choi et al.'s
-// qualitative findings: echoing costs no extra steps when B >> B_noise (the step count is
-// already at S_min) and most at small batches, and echoing before augmentation (copies
-// re-augmented, w > 0) beats echoing after it.
+// target are S(B_eff); fresh samples read are S(B_eff) B / e. The model predicts that echoing
+// costs no extra steps when B >> B_noise (the step count is already at S_min) and most at small
+// batches, and that echoing before augmentation (copies re-augmented, w > 0) needs fewer steps
+// than after it. Choi et al. compare batch sizes and insertion points in figures that are not
+// transcribed here, so these predictions are not yet checked against their measurements.
 
 #include <optional>
 #include <span>
@@ -55,10 +56,10 @@ double effective_batch(double batch, int echo_factor, double repeat_weight);
 // After augmentation an echoed copy is the identical tensor: 0 (derived above, not fitted).
 inline constexpr double kRepeatWeightAfterAugment = 0.0;
 // estimate: before augmentation each copy gets a fresh random crop/flip, so part of its gradient
-// noise is new. Choi et al. 2019 (arXiv:1907.05550) report that echoing before augmentation needs
-// fewer fresh examples than echoing after it on their image workloads; their fresh-examples-to-
-// target counts are in figures not transcribed here, so half-new is a stated estimate, not a fit
-// (README, Known gaps). A scenario can give its own `target.repeat_weight`.
+// noise is new: somewhere between an identical copy (0) and a fresh sample (1). Choi et al. 2019
+// (arXiv:1907.05550) measure fresh examples to target per insertion point in figures not
+// transcribed here, so half-new is a stated estimate, not a fit (README, Known gaps). A scenario
+// can give its own `target.repeat_weight`.
 inline constexpr double kRepeatWeightBeforeAugment = 0.5;
 
 // Everything `to_target` reports for one configuration.

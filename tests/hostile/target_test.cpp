@@ -36,7 +36,7 @@ HOSTILE("target.steps_min as text",
 HOSTILE("target typo", {"simulate", "--set", R"(target={"steps_mim":10,"batch_noise":5})"}, 2,
         {"target", "steps_mim"})
 HOSTILE("fit --model bogus", {"fit", "x.csv", "--model", "bogus"}, 2,
-        {"--model bogus: expected throughput or steps-to-target"})
+        {"--model bogus: expected throughput, steps-to-target or echo"})
 HOSTILE("fit --split with the throughput model", {"fit", "x.csv", "--split", "halves"}, 2,
         {"--split halves: applies to --model steps-to-target only"})
 HOSTILE("fit steps-to-target at one batch", {"fit", "@/s.csv", "--model", "steps-to-target"}, 2,
@@ -68,3 +68,19 @@ HOSTILE("plan --global-batches the layout cannot split",
         {"plan", "--catalog", "@src/examples/plan_catalog.json", "--target", "1",
          "--global-batches", "1000"},
         2, {"--global-batches 1000", "global_batch: 1000 is not a multiple of batch_per_replica"})
+HOSTILE("fit --model echo without --batch-noise", {"fit", "x.csv", "--model", "echo"}, 2,
+        {"--model echo: needs --batch-noise"})
+HOSTILE("fit --model echo without a baseline row",
+        {"fit", "@/e.csv", "--model", "echo", "--batch-noise", "100"}, 2,
+        {"@/e.csv:3: no echo-1 row at batch 128 to compare with"},
+        {{"e.csv", "batch,echo,fresh_examples\n64,1,1000\n128,2,700\n"}})
+HOSTILE("fit --model echo with echo factor 0.5",
+        {"fit", "@/e.csv", "--model", "echo", "--batch-noise", "100"}, 2,
+        {"@/e.csv:3: column 'echo': '0.5' is not an echo factor"},
+        {{"e.csv", "batch,echo,fresh_examples\n64,1,1000\n64,0.5,700\n"}})
+HOSTILE("fit --model echo with only echo 1",
+        {"fit", "@/e.csv", "--model", "echo", "--batch-noise", "100"}, 2,
+        {"@/e.csv: no rows with an echo factor above 1"},
+        {{"e.csv", "batch,echo,fresh_examples\n64,1,1000\n128,1,700\n"}})
+HOSTILE("fit --batch-noise with the throughput model", {"fit", "x.csv", "--batch-noise", "5"}, 2,
+        {"--batch-noise 5: applies to --model echo only"})

@@ -43,7 +43,7 @@ TEST_CASE(
   CHECK(t.steps == Approx(2000));
   CHECK(t.fresh_samples == Approx(2000 * 512.0));
   CHECK(t.time_s == Approx(200));
-  // Far above B_noise echoing is nearly free in steps (Choi et al. 2019: it helps most there).
+  // Far above B_noise echoing is nearly free in steps: S(B) is already near S_min.
   const double big = models::to_target(p, 1 << 20, 4, 0.0, 1).steps;
   CHECK(big / models::steps_to_target(p, 1 << 20) < 1.01);
 }
@@ -242,4 +242,37 @@ TEST_CASE("sweep rows carry to_target, the same as simulate's") {
                             "steps=3", "--set", "warmup_steps=1"});
   REQUIRE(csv.exit_code == 0);
   CHECK_THAT(csv.out, Catch::Contains("to_target.steps") && Catch::Contains("to_target.time_s"));
+}
+
+TEST_CASE("trainsim fit --model echo recovers the repeat weight of synthetic data") {
+  // fresh examples to the target: S(B_eff) B / e with B_eff = B (1 + (e-1) w) / e, w = 0.3.
+  const models::ConvergenceParams truth{4000, 1000, std::nullopt};
+  std::string csv = "batch,echo,fresh_examples\n";
+  for (const double b : {256.0, 1024.0, 4096.0}) {
+    for (const int e : {1, 2, 4}) {
+      const double fresh = models::to_target(truth, b, e, 0.3, 1.0).fresh_samples;
+      csv += std::to_string(static_cast<int>(b)) + "," + std::to_string(e) + "," +
+             std::to_string(fresh) + "\n";
+    }
+  }
+  const auto r = run_cli({"fit", write_temp_file(csv, ".csv"), "--model", "echo", "--batch-noise",
+                          "1000", "--format", "json"});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["repeat_weight"].get<double>() == Approx(0.3).margin(1e-6));
+  CHECK(j["n"] == 6);
+  CHECK(j["mape_pct"].get<double>() < 1e-4);
+  // Echoing after augmentation (identical copies) is the w = 0 bound.
+  std::string zero = "batch,echo,fresh_examples\n";
+  for (const int e : {1, 2, 3}) {
+    zero += "512," + std::to_string(e) + "," +
+            std::to_string(models::to_target(truth, 512, e, 0.0, 1.0).fresh_samples) + "\n";
+  }
+  const auto z = run_cli({"fit", write_temp_file(zero, ".csv"), "--model", "echo", "--batch-noise",
+                          "1000", "--format", "json"});
+  REQUIRE(z.exit_code == 0);
+  const auto jz = nlohmann::json::parse(z.out);
+  CHECK(jz["repeat_weight"].get<double>() == Approx(0).margin(1e-6));
+  CHECK(jz["at_bound"] == true);
 }
