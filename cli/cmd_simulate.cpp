@@ -25,6 +25,7 @@ int run_simulate(const Args& args, CommandIo& io) {
   std::string format = "text";
   std::string trace_file;
   bool uncertainty = false;
+  std::string price_text;
   options.add_options()("scenario", po::value(&scenario_file),
                         "scenario JSON file (default: the built-in demo)")(
       "set", po::value(&sets), "override PATH=VALUE (repeatable), e.g. --set parallelism.data=4")(
@@ -34,7 +35,9 @@ int run_simulate(const Args& args, CommandIo& io) {
       "profile-dir", po::value(&dirs), "extra folder of profile JSON files (repeatable)")(
       "uncertainty", po::bool_switch(&uncertainty),
       "95% intervals of step time, throughput and time to target from the parameters' "
-      "covariances (JSON: intervals)");
+      "covariances (JSON: intervals)")(
+      "price-per-gpu-hour", po::value(&price_text),
+      "USD per accelerator hour: with a scenario target, to_target.cost_usd");
   po::positional_options_description pos;
   pos.add("scenario", 1);
   po::variables_map vm;
@@ -68,9 +71,11 @@ int run_simulate(const Args& args, CommandIo& io) {
   nlohmann::json doc = resolved_scenario_doc(scenario_file, sets, profiles, source);
   const ResultProvenance provenance =
       result_provenance(std::move(doc), std::move(source), profiles, scenario);
-  const std::optional<TargetResult> to_target = evaluate_target(scenario, report);
+  std::optional<double> price;
+  if (!price_text.empty()) price = parse_price_per_gpu_hour(price_text);
+  const std::optional<TargetResult> to_target = evaluate_target(scenario, report, price);
   nlohmann::json j = step_report_json(report);
-  if (to_target) j["to_target"] = to_target_json(to_target);
+  if (to_target) j["to_target"] = to_target_json(to_target, price.has_value());
   if (uncertainty) {
     const StepUncertainty step = step_time_uncertainty(scenario_file, sets, profiles, provenance);
     j["intervals"] = intervals_json(scenario, report, step);

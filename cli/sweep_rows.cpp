@@ -39,12 +39,12 @@ nlohmann::json sweep_row_json(const std::vector<VaryAxis>& axes, std::size_t row
 }
 
 std::vector<std::string> sweep_csv_columns(const std::vector<VaryAxis>& axes, bool wall_time,
-                                           bool with_target) {
+                                           bool with_target, bool with_cost) {
   std::vector<std::string> names;
   for (const auto& a : axes)
     names.push_back("vary." + a.path);
   std::vector<std::pair<std::string, std::string>> cols;
-  const nlohmann::json empty_target = to_target_json(std::nullopt);
+  const nlohmann::json empty_target = to_target_json(std::nullopt, with_cost);
   flatten_json(
       report_fields(models::StepReport{}, wall_time, with_target ? &empty_target : nullptr), "",
       cols);

@@ -26,7 +26,7 @@ nlohmann::json sweep_row_json(const std::vector<VaryAxis>& axes, std::size_t row
 
 // Column names of every CSV row: vary.PATH for each axis, then the simulate fields.
 std::vector<std::string> sweep_csv_columns(const std::vector<VaryAxis>& axes, bool wall_time,
-                                           bool with_target = false);
+                                           bool with_target = false, bool with_cost = false);
 
 // Quotes a CSV field when it holds a comma, quote or line break (RFC 4180).
 std::string csv_field(const std::string& text);

@@ -6,6 +6,7 @@
 #include <ostream>
 #include <regex>
 
+#include "cli/options.hpp"
 #include "cli/parameter_provenance.hpp"
 #include "cli/run_checks.hpp"
 #include "cli/scenario_source.hpp"
@@ -24,8 +25,12 @@ std::string number_text(double v) {
 }
 }  // namespace
 
+double parse_price_per_gpu_hour(const std::string& text) {
+  return parse_number_option("--price-per-gpu-hour", text, 0.0, 1e6, true);
+}
+
 std::optional<TargetResult> evaluate_target(const models::Scenario& s, const models::StepReport& r,
-                                            std::optional<double> price_per_hour) {
+                                            std::optional<double> usd_per_gpu_hour) {
   if (!s.target) return std::nullopt;
   const models::ConvergenceTarget& t = *s.target;
   const double batch = static_cast<double>(r.global_batch);
@@ -36,7 +41,7 @@ std::optional<TargetResult> evaluate_target(const models::Scenario& s, const mod
   const double step_no_echo = r.step_time_s * r.echo_speedup;
   out.time_s_no_echo = models::to_target(t.params, batch, 1, t.repeat_weight, step_no_echo).time_s;
   out.echo_speedup = out.time_s_no_echo / out.at_echo.time_s;
-  if (price_per_hour) out.cost = *price_per_hour * out.at_echo.time_s / 3600.0;
+  if (usd_per_gpu_hour) out.cost_usd = *usd_per_gpu_hour * r.devices * out.at_echo.time_s / 3600.0;
   return out;
 }
 
@@ -47,7 +52,7 @@ nlohmann::json to_target_json(const std::optional<TargetResult>& t, bool with_co
   j["fresh_samples"] = t ? nlohmann::json(t->at_echo.fresh_samples) : nlohmann::json();
   j["echo_speedup"] = t ? nlohmann::json(t->echo_speedup) : nlohmann::json();
   j["effective_batch"] = t ? nlohmann::json(t->at_echo.effective_batch) : nlohmann::json();
-  if (with_cost) j["cost"] = t && t->cost ? nlohmann::json(*t->cost) : nlohmann::json();
+  if (with_cost) j["cost_usd"] = t && t->cost_usd ? nlohmann::json(*t->cost_usd) : nlohmann::json();
   return j;
 }
 
@@ -59,7 +64,9 @@ void print_to_target_text(std::ostream& os, const models::Scenario& s, const Tar
                             : c.workload + " (" + c.metric + ")")
      << ": " << format_number(t.at_echo.steps, 4) << " steps, " << format_duration(t.at_echo.time_s)
      << ", " << format_number(t.at_echo.fresh_samples, 4)
-     << " fresh samples; echo speedup to target " << format_number(t.echo_speedup, 3) << "x\n";
+     << " fresh samples; echo speedup to target " << format_number(t.echo_speedup, 3) << "x";
+  if (t.cost_usd) os << "; " << format_number(*t.cost_usd, 4) << " USD";
+  os << "\n";
 }
 
 std::optional<std::array<double, 2>> time_to_target_interval(const models::Scenario& s,

@@ -18,10 +18,10 @@
 namespace trainsim::cli {
 
 struct TargetResult {
-  models::ToTarget at_echo;    // with the scenario's echo factor
-  double time_s_no_echo = 0;   // the same target at echo factor 1 (step time x echo_speedup)
-  double echo_speedup = 1;     // time to target at e = 1 / time to target at e
-  std::optional<double> cost;  // time x price per hour, when a price is known
+  models::ToTarget at_echo;        // with the scenario's echo factor
+  double time_s_no_echo = 0;       // the same target at echo factor 1 (step time x echo_speedup)
+  double echo_speedup = 1;         // time to target at e = 1 / time to target at e
+  std::optional<double> cost_usd;  // time x devices x price per GPU hour, when a price is given
 };
 
 // Nothing when the scenario names no target. `price_per_hour` prices the whole job.
@@ -37,6 +37,10 @@ void print_to_target_text(std::ostream& os, const models::Scenario& s, const Tar
 // method (normal quantile 1.96); nothing when the target carries no covariance.
 std::optional<std::array<double, 2>> time_to_target_interval(const models::Scenario& s,
                                                              const models::StepReport& r);
+
+// --price-per-gpu-hour TEXT: USD per accelerator hour, above 0 and at most 1e6 (an H100 rents for
+// a few USD per hour; the limit keeps every cost finite). UsageError naming the option otherwise.
+double parse_price_per_gpu_hour(const std::string& text);
 
 struct ResultProvenance;
 

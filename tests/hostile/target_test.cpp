@@ -84,3 +84,10 @@ HOSTILE("fit --model echo with only echo 1",
         {{"e.csv", "batch,echo,fresh_examples\n64,1,1000\n128,1,700\n"}})
 HOSTILE("fit --batch-noise with the throughput model", {"fit", "x.csv", "--batch-noise", "5"}, 2,
         {"--batch-noise 5: applies to --model echo only"})
+HOSTILE("simulate --price-per-gpu-hour -1", {"simulate", "--price-per-gpu-hour", "-1"}, 2,
+        {"--price-per-gpu-hour -1: expected a number above 0 up to 1e+06"})
+HOSTILE("simulate --price-per-gpu-hour 1e9", {"simulate", "--price-per-gpu-hour", "1e9"}, 2,
+        {"--price-per-gpu-hour 1e9: expected a number above 0 up to 1e+06"})
+HOSTILE("sweep --price-per-gpu-hour abc",
+        {"sweep", "--vary", "steps=3", "--price-per-gpu-hour", "abc"}, 2,
+        {"--price-per-gpu-hour abc: expected a number"})

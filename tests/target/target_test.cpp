@@ -222,6 +222,16 @@ TEST_CASE("plan: with a target a large global batch stops being free") {
   CHECK(c["to_target_steps"].get<double>() == Approx(10000));
 }
 
+TEST_CASE("simulate --price-per-gpu-hour prices every device for the time to target") {
+  const auto r = run_cli({"simulate", "--set", R"(target={"steps_min":2000,"batch_noise":4096})",
+                          "--price-per-gpu-hour", "4.1", "--format", "json"});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["to_target"]["cost_usd"].get<double>() ==
+        Approx(4.1 * j["devices"].get<double>() * j["to_target"]["time_s"].get<double>() / 3600));
+}
+
 TEST_CASE("sweep rows carry to_target, the same as simulate's") {
   const std::string target = R"(target={"steps_min":1000,"batch_noise":512})";
   const auto r = run_cli({"sweep", "--vary", "batch_per_replica=32,64", "--set", target, "--set",
