@@ -15,11 +15,11 @@ HOSTILE("target.batch_noise missing", {"simulate", "--set", R"(target={"steps_mi
 HOSTILE("target.workload unknown", {"simulate", "--set", R"(target={"workload":"alexnet_mnist"})"},
         2, {"target.workload: unknown workload 'alexnet_mnist'", "resnet50_imagenet"})
 HOSTILE("target.workload without a shipped fit",
-        {"simulate", "--set", R"(target={"workload":"resnet50_imagenet"})"}, 2,
-        {"target.workload: 'resnet50_imagenet': no fitted parameters are shipped yet"})
+        {"simulate", "--set", R"(target={"workload":"transformer_lm1b"})"}, 2,
+        {"target.workload: 'transformer_lm1b': no fitted parameters are shipped yet"})
 HOSTILE("target.workload beside explicit parameters",
         {"simulate", "--set", R"(target={"workload":"resnet50_imagenet","steps_min":3})"}, 2,
-        {"target.workload"})
+        {"target.steps_min: give either workload or explicit parameters, not both"})
 HOSTILE("target.correlation=2",
         {"simulate", "--set",
          R"(target={"steps_min":10,"batch_noise":5,"steps_min_stderr":1,"correlation":2})"},

@@ -286,3 +286,53 @@ TEST_CASE("trainsim fit --model echo recovers the repeat weight of synthetic dat
   CHECK(jz["repeat_weight"].get<double>() == Approx(0).margin(1e-6));
   CHECK(jz["at_bound"] == true);
 }
+
+namespace {
+
+nlohmann::json fit_reference(const std::string& table) {
+  const auto r = run_cli({"fit", std::string(TRAINSIM_REFERENCE_DATA_DIR) + "/" + table, "--model",
+                          "steps-to-target", "--split", "halves", "--format", "json"});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  return nlohmann::json::parse(r.out)["fits"][0];
+}
+
+}  // namespace
+
+TEST_CASE("shipped workloads are the calibration-half fits of their MLPerf tables") {
+  struct Case {
+    const char* table;
+    const char* workload;
+    double calibration_mape_pct;  // pins: today's errors, within 2 points
+    double validation_mape_pct;
+  };
+  for (const Case& c :
+       {Case{"mlperf_rcp_resnet50_steps_to_target.csv", "resnet50_imagenet", 3.26, 3.80},
+        Case{"mlperf_rcp_bert_steps_to_target.csv", "bert_large_wikipedia", 5.17, 6.57}}) {
+    INFO(c.table);
+    const auto f = fit_reference(c.table);
+    const models::ConvergenceWorkload* w = models::find_convergence_workload(c.workload);
+    REQUIRE(w != nullptr);
+    REQUIRE(w->params.has_value());
+    CHECK(f["steps_min"].get<double>() == Approx(w->params->steps_min).epsilon(1e-9));
+    CHECK(f["batch_noise"].get<double>() == Approx(w->params->batch_noise).epsilon(1e-9));
+    CHECK(f["covariance"][0][1].get<double>() ==
+          Approx(w->params->covariance->cross).epsilon(1e-6));
+    CHECK(f["calibration_mape_pct"].get<double>() == Approx(c.calibration_mape_pct).margin(2));
+    CHECK(f["validation_mape_pct"].get<double>() == Approx(c.validation_mape_pct).margin(2));
+  }
+}
+
+TEST_CASE("a shipped workload drives simulate's to_target and its interval") {
+  const auto r = run_cli({"simulate", "--set", R"(target={"workload":"resnet50_imagenet"})",
+                          "--uncertainty", "--format", "json"});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  const auto& p = *models::find_convergence_workload("resnet50_imagenet")->params;
+  const double b = j["global_batch"].get<double>();
+  CHECK(j["to_target"]["steps"].get<double>() == Approx(p.steps_min * (1 + p.batch_noise / b)));
+  const auto& iv = j["intervals"]["to_target.time_s"];
+  CHECK(iv[0].get<double>() < j["to_target"]["time_s"].get<double>());
+  CHECK(iv[1].get<double>() > j["to_target"]["time_s"].get<double>());
+}
