@@ -42,13 +42,6 @@ std::string money(double v, const std::string& currency) {
   return s.str();
 }
 
-// Long runs read better in hours than in seconds.
-std::string format_duration(double s) {
-  if (s >= 3600) return format_number(s / 3600, 4) + " h";
-  if (s >= 60) return format_number(s / 60, 4) + " min";
-  return format_seconds(s);
-}
-
 std::string format_count(double v) {
   if (v == std::floor(v) && v < 1e15) return std::to_string(static_cast<long long>(v));
   return format_number(v, 6);
@@ -82,6 +75,7 @@ nlohmann::json candidate_json(const Candidate& c, const PlanCatalog& catalog) {
                       {"step_time_s", c.report.step_time_s},
                       {"global_batch", c.report.global_batch},
                       {"time_s", c.time_s},
+                      {"to_target_steps", c.to_target_steps},
                       {"cost", c.cost},
                       {"meets_target", c.meets_target},
                       {"pareto", c.pareto},
@@ -121,7 +115,8 @@ void print_row(std::ostream& os, const Candidate& c, const PlanCatalog& catalog)
 void print_text(std::ostream& os, const std::vector<Candidate>& cands, const PlanCatalog& catalog,
                 const PlanTarget& target, const std::vector<std::size_t>& front,
                 const std::vector<std::size_t>& best_mfu, std::optional<std::size_t> best,
-                const std::string& scenario, std::int64_t global_batch, const PlanCounts& counts) {
+                const std::string& scenario, const std::string& global_batch,
+                const std::string& convergence, const PlanCounts& counts) {
   std::map<CandidateStatus, std::size_t> by_status;
   std::map<std::string, std::size_t> failures;
   for (const Candidate& c : cands) {
@@ -134,8 +129,12 @@ void print_text(std::ostream& os, const std::vector<Candidate>& cands, const Pla
      << "\n"
      << "  target: "
      << (target.samples_per_s ? ">= " + format_number(*target.samples_per_s, 6) + " samples/s"
-                              : "train " + work + " within " + format_duration(*target.time_s))
-     << "; time and cost are for " << work << "\n"
+         : convergence.empty()
+             ? "train " + work + " within " + format_duration(*target.time_s)
+             : "reach the scenario's target within " + format_duration(*target.time_s))
+     << "; time and cost are "
+     << (convergence.empty() ? "for " + work : "to the scenario's target (" + convergence + ")")
+     << "\n"
      << "  " << cands.size() << " layouts: " << by_status[CandidateStatus::simulated]
      << " simulated, " << by_status[CandidateStatus::no_fit] << " do not fit in memory, "
      << by_status[CandidateStatus::dominated] << " dominated (ZeRO-3 where a lower stage fits "
@@ -214,6 +213,7 @@ int run_plan(const Args& args, CommandIo& io) {
   std::string max_microbatch_text = "8";
   bool no_interleave = false;
   std::string jobs_text;
+  std::vector<std::string> global_batch_texts;
   options.add_options()("scenario", po::value(&scenario_file),
                         "scenario JSON file (default: the built-in demo)")(
       "catalog", po::value(&catalog_path)->required(),
@@ -234,7 +234,10 @@ int run_plan(const Args& args, CommandIo& io) {
       "set", po::value(&sets), "override PATH=VALUE on the scenario (repeatable)")(
       "jobs,j", po::value(&jobs_text), "threads (default: all cores)")("format", po::value(&format),
                                                                        "text | json | csv")(
-      "profile-dir", po::value(&dirs), "extra folder of profile JSON files (repeatable)");
+      "profile-dir", po::value(&dirs), "extra folder of profile JSON files (repeatable)")(
+      "global-batches", po::value(&global_batch_texts)->composing(),
+      "also search these global batches, e.g. 1024,4096 (default: the scenario's); with a "
+      "scenario target, time and cost are to the target, so a larger batch is not free");
   po::positional_options_description pos;
   pos.add("scenario", 1);
   po::variables_map vm;
@@ -283,28 +286,69 @@ int run_plan(const Args& args, CommandIo& io) {
   const models::Scenario base = load_scenario_source(scenario_file, sets, profiles);
 
   const std::int64_t global_batch = plan_global_batch(base, scenario_label(scenario_file, sets));
-  std::vector<Candidate> cands = enumerate_candidates(catalog, search, base);
-  if (static_cast<std::int64_t>(cands.size()) > sim::limits::kMaxSweepRows) {
-    throw InputError(catalog_path, "the catalog gives " + std::to_string(cands.size()) +
-                                       " configurations to simulate, above the limit of " +
-                                       std::to_string(sim::limits::kMaxSweepRows));
+  std::vector<std::int64_t> global_batches;
+  for (const std::string& v : global_batch_texts) {
+    std::size_t start = 0;
+    while (start <= v.size()) {
+      const auto comma = v.find(',', start);
+      const std::string item =
+          v.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      if (!item.empty()) {
+        global_batches.push_back(
+            parse_integer_option("--global-batches", item, 1, sim::limits::kMaxGlobalBatch));
+      }
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
   }
-  const auto load = [&](const Candidate& c) {
-    std::vector<std::string> all = c.cluster_overrides;
-    all.insert(all.end(), sets.begin(), sets.end());
-    all.insert(all.end(), c.layout_overrides.begin(), c.layout_overrides.end());
-    LoadedCandidate loaded{load_scenario_source(scenario_file, all, profiles),
-                           scenario_label(scenario_file, all)};
-    return loaded;
-  };
-  // A plan may simulate many large clusters: on a terminal, show how far it got.
-  const PlanProgress progress = [&io](std::size_t done, std::size_t total) {
-    io.err << "\rplan: " << done << "/" << total << " layouts evaluated"
-           << (done == total ? "\n" : "") << std::flush;
-  };
-  const PlanCounts counts =
-      evaluate_candidates(cands, catalog, target, base, jobs > 0 ? jobs : default_jobs(1), load,
-                          io.err_is_terminal ? progress : PlanProgress());
+  const bool vary_batch = !global_batches.empty();
+  if (!vary_batch) global_batches.push_back(global_batch);
+  std::vector<Candidate> cands;
+  PlanCounts counts;
+  for (const std::int64_t g : global_batches) {
+    std::vector<std::string> sets_g = sets;
+    if (vary_batch) sets_g.push_back("global_batch=" + std::to_string(g));
+    const models::Scenario base_g = [&] {
+      if (!vary_batch) return load_scenario_source(scenario_file, sets_g, profiles);
+      try {
+        return load_scenario_source(scenario_file, sets_g, profiles);
+      } catch (const InputError& e) {
+        throw UsageError("--global-batches " + std::to_string(g), e.what());
+      }
+    }();
+    std::vector<Candidate> cands_g = enumerate_candidates(catalog, search, base_g);
+    // The printed `simulate --set ...` line of a candidate reproduces its global batch too.
+    if (vary_batch) {
+      for (Candidate& c : cands_g)
+        c.cluster_overrides.push_back("global_batch=" + std::to_string(g));
+    }
+    if (static_cast<std::int64_t>(cands.size() + cands_g.size()) > sim::limits::kMaxSweepRows) {
+      throw InputError(catalog_path, "the catalog gives " +
+                                         std::to_string(cands.size() + cands_g.size()) +
+                                         " configurations to simulate, above the limit of " +
+                                         std::to_string(sim::limits::kMaxSweepRows));
+    }
+    const auto load = [&](const Candidate& c) {
+      std::vector<std::string> all = c.cluster_overrides;
+      all.insert(all.end(), sets_g.begin(), sets_g.end());
+      all.insert(all.end(), c.layout_overrides.begin(), c.layout_overrides.end());
+      LoadedCandidate loaded{load_scenario_source(scenario_file, all, profiles),
+                             scenario_label(scenario_file, all)};
+      return loaded;
+    };
+    // A plan may simulate many large clusters: on a terminal, show how far it got.
+    const PlanProgress progress = [&io](std::size_t done, std::size_t total) {
+      io.err << "\rplan: " << done << "/" << total << " layouts evaluated"
+             << (done == total ? "\n" : "") << std::flush;
+    };
+    const PlanCounts c =
+        evaluate_candidates(cands_g, catalog, target, base_g, jobs > 0 ? jobs : default_jobs(1),
+                            load, io.err_is_terminal ? progress : PlanProgress());
+    counts.memory_checks += c.memory_checks;
+    counts.simulated += c.simulated;
+    for (Candidate& x : cands_g)
+      cands.push_back(std::move(x));
+  }
   const std::vector<std::size_t> front = mark_pareto_front(cands);
   const std::vector<std::size_t> best_mfu = mark_best_mfu(cands);
   const std::optional<std::size_t> best = cheapest_meeting_target(cands);
@@ -349,8 +393,18 @@ int run_plan(const Args& args, CommandIo& io) {
       io.out << csv_line(fields) << "\n";
     }
   } else {
-    print_text(io.out, cands, catalog, target, front, best_mfu, best, base.name, global_batch,
-               counts);
+    std::string batches;
+    for (const std::int64_t g : global_batches)
+      batches += (batches.empty() ? "" : ", ") + std::to_string(g);
+    std::string convergence;
+    if (base.target) {
+      convergence = base.target->workload.empty()
+                        ? "S_min " + format_number(base.target->params.steps_min, 6) +
+                              ", B_noise " + format_number(base.target->params.batch_noise, 6)
+                        : base.target->workload;
+    }
+    print_text(io.out, cands, catalog, target, front, best_mfu, best, base.name, batches,
+               convergence, counts);
   }
   return 0;
 }

@@ -11,6 +11,7 @@
 #include "cli/run_checks.hpp"
 #include "cli/scenario_source.hpp"
 #include "cli/step_report_format.hpp"
+#include "cli/target_report.hpp"
 #include "models/training_step.hpp"
 #include "sim/core/input_error.hpp"
 
@@ -23,13 +24,20 @@ int run_simulate(const Args& args, CommandIo& io) {
   std::vector<std::string> dirs;
   std::string format = "text";
   std::string trace_file;
+  bool uncertainty = false;
+  std::string price_text;
   options.add_options()("scenario", po::value(&scenario_file),
                         "scenario JSON file (default: the built-in demo)")(
       "set", po::value(&sets), "override PATH=VALUE (repeatable), e.g. --set parallelism.data=4")(
       "format", po::value(&format), "text | json | csv")(
       "trace", po::value(&trace_file),
       "write a Chrome trace-event JSON of one replica's steps to FILE (open in Perfetto)")(
-      "profile-dir", po::value(&dirs), "extra folder of profile JSON files (repeatable)");
+      "profile-dir", po::value(&dirs), "extra folder of profile JSON files (repeatable)")(
+      "uncertainty", po::bool_switch(&uncertainty),
+      "95% intervals of step time, throughput and time to target from the parameters' "
+      "covariances (JSON: intervals)")(
+      "price-per-gpu-hour", po::value(&price_text),
+      "USD per accelerator hour: with a scenario target, to_target.cost_usd");
   po::positional_options_description pos;
   pos.add("scenario", 1);
   po::variables_map vm;
@@ -63,13 +71,21 @@ int run_simulate(const Args& args, CommandIo& io) {
   nlohmann::json doc = resolved_scenario_doc(scenario_file, sets, profiles, source);
   const ResultProvenance provenance =
       result_provenance(std::move(doc), std::move(source), profiles, scenario);
+  std::optional<double> price;
+  if (!price_text.empty()) price = parse_price_per_gpu_hour(price_text);
+  const std::optional<TargetResult> to_target = evaluate_target(scenario, report, price);
+  nlohmann::json j = step_report_json(report);
+  if (to_target) j["to_target"] = to_target_json(to_target, price.has_value());
+  if (uncertainty) {
+    const StepUncertainty step = step_time_uncertainty(scenario_file, sets, profiles, provenance);
+    j["intervals"] = intervals_json(scenario, report, step);
+  }
   if (format == "json") {
-    nlohmann::json j = step_report_json(report);
     j["provenance"] = provenance_json(provenance);
     io.out << j.dump(2) << "\n";
   } else if (format == "csv") {
     std::vector<std::pair<std::string, std::string>> cols;
-    flatten_json(step_report_json(report), "", cols);
+    flatten_json(j, "", cols);
     cols.emplace_back("provenance.parameters", std::to_string(provenance.parameters.size()));
     cols.emplace_back("provenance.estimates",
                       std::to_string(provenance.count(sim::ProvenanceKind::estimate)));
@@ -81,6 +97,8 @@ int run_simulate(const Args& args, CommandIo& io) {
     io.out << "\n";
   } else {
     print_step_report_text(io.out, report);
+    if (to_target) print_to_target_text(io.out, scenario, *to_target);
+    if (uncertainty) print_intervals_text(io.out, j["intervals"]);
     io.out << "\n  " << provenance_line(provenance) << "\n";
   }
   return 0;

@@ -16,6 +16,7 @@
 #include "cli/sweep_mpi.hpp"
 #include "cli/sweep_rows.hpp"
 #include "cli/sweep_runner.hpp"
+#include "cli/target_report.hpp"
 #include "models/training_step.hpp"
 #include "sim/config/limits.hpp"
 #include "sim/core/input_error.hpp"
@@ -30,6 +31,8 @@ struct SweepSetup {
   const sim::ProfileLibrary* profiles = nullptr;
   int jobs = 1;
   bool wall_time = false;
+  bool with_target = false;  // the first row's scenario names a target: to_target columns
+  std::optional<double> usd_per_gpu_hour;  // --price-per-gpu-hour: to_target.cost_usd
   RowFormat format = RowFormat::csv;
 
   std::vector<std::string> overrides(std::size_t row) const {
@@ -77,7 +80,11 @@ std::string simulate_row(const SweepSetup& setup, std::size_t row) {
   try {
     const models::StepReport report =
         simulate_checked(s, scenario_label(setup.scenario_file, setup.overrides(row)));
-    return format_sweep_row(setup.axes, row, report, setup.wall_time, setup.format);
+    if (!setup.with_target)
+      return format_sweep_row(setup.axes, row, report, setup.wall_time, setup.format);
+    const nlohmann::json t = to_target_json(evaluate_target(s, report, setup.usd_per_gpu_hour),
+                                            setup.usd_per_gpu_hour.has_value());
+    return format_sweep_row(setup.axes, row, report, setup.wall_time, setup.format, &t);
   } catch (const InputError& e) {
     throw InputError(setup.describe_row(row), e.what());
   } catch (const std::exception& e) {
@@ -201,7 +208,9 @@ int run(const SweepSetup& setup, const std::string& out_path, CommandIo& io,
   }
   std::ostream& out = out_path.empty() ? io.out : file;
   if (setup.format == RowFormat::csv) {
-    out << csv_line(sweep_csv_columns(setup.axes, setup.wall_time)) << '\n';
+    out << csv_line(sweep_csv_columns(setup.axes, setup.wall_time, setup.with_target,
+                                      setup.usd_per_gpu_hour.has_value()))
+        << '\n';
   } else {
     out << json_header(setup);
   }
@@ -246,6 +255,7 @@ int run_sweep(const Args& args, CommandIo& io) {
   std::string format = "csv";
   std::string out_path;
   std::string jobs_text;
+  std::string price_text;
   options.add_options()("scenario", po::value(&setup.scenario_file),
                         "scenario JSON file (default: the built-in demo)")(
       "vary", po::value(&varies)->required(),
@@ -256,7 +266,9 @@ int run_sweep(const Args& args, CommandIo& io) {
       "format", po::value(&format), "csv | json")(
       "wall-time", po::bool_switch(&setup.wall_time),
       "include sim.wall_s (wall-clock seconds; differs from run to run)")(
-      "profile-dir", po::value(&dirs), "extra folder of profile JSON files (repeatable)");
+      "profile-dir", po::value(&dirs), "extra folder of profile JSON files (repeatable)")(
+      "price-per-gpu-hour", po::value(&price_text),
+      "USD per accelerator hour: with a scenario target, to_target.cost_usd");
   po::positional_options_description pos;
   pos.add("scenario", 1);
   po::variables_map vm;
@@ -269,6 +281,7 @@ int run_sweep(const Args& args, CommandIo& io) {
   if (format != "csv" && format != "json")
     throw UsageError("--format " + format, "expected csv or json");
   setup.format = format == "json" ? RowFormat::json : RowFormat::csv;
+  if (!price_text.empty()) setup.usd_per_gpu_hour = parse_price_per_gpu_hour(price_text);
   const int jobs = jobs_text.empty()
                        ? 0
                        : static_cast<int>(parse_integer_option("--jobs", jobs_text, 1, kMaxJobs));
@@ -281,6 +294,9 @@ int run_sweep(const Args& args, CommandIo& io) {
     profiles.emplace(load_profile_library(dirs));
     setup.profiles = &*profiles;
     validate_rows(setup);
+    setup.with_target =
+        load_scenario_source(setup.scenario_file, setup.overrides(0), *setup.profiles)
+            .target.has_value();
   } catch (const InputError& e) {
     if (!mpi.active()) throw;
     // Every rank validates the same rows and fails alike; rank 0 alone reports it, before any

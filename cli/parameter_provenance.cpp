@@ -135,7 +135,7 @@ ResultProvenance result_provenance(nlohmann::json doc, sim::JsonSource source,
       const std::string path = std::string(ref.path) + "." + leaf.path;
       if (sim::value_at_path(doc, path) == nullptr || source.origin_of(path) != origin->second)
         continue;
-      out.parameters.push_back({profile, leaf.path, leaf.provenance});
+      out.parameters.push_back({profile, leaf.path, leaf.provenance, path});
     }
   }
   return out;

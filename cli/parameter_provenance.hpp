@@ -23,6 +23,7 @@ struct ParameterSource {
   std::string profile;  // "kind/name", e.g. "kernels/nvidia-ampere-ga100"
   std::string path;     // JSON path inside the profile, e.g. "compute.conv.fp16"
   sim::Provenance provenance;
+  std::string scenario_path;  // where a --set reaches it, e.g. "framework.host.per_step"
 
   std::string name() const { return profile + ":" + path; }
 };

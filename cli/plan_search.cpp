@@ -9,6 +9,7 @@
 
 #include "cli/run_checks.hpp"
 #include "cli/sweep_runner.hpp"
+#include "cli/target_report.hpp"
 #include "models/zoo/tensor_parallel.hpp"
 #include "sim/config/limits.hpp"
 #include "sim/config/units.hpp"
@@ -397,7 +398,14 @@ PlanCounts evaluate_candidates(std::vector<Candidate>& candidates, const PlanCat
     const PlanOption& o = catalog.options[c.option];
     c.samples_per_s = c.report.throughput_samples_per_s;
     c.mfu = c.report.mfu;
-    c.time_s = target.work_samples / c.samples_per_s;
+    // With a convergence target the work is the steps to reach it at this layout's global batch
+    // (cli/target_report.hpp): a larger batch needs fewer steps only down to S_min.
+    if (const auto t = evaluate_target(loaded.scenario, c.report)) {
+      c.to_target_steps = t->at_echo.steps;
+      c.time_s = t->at_echo.time_s;
+    } else {
+      c.time_s = target.work_samples / c.samples_per_s;
+    }
     c.price_per_hour = o.price_per_node_hour * c.nodes;
     c.cost = c.price_per_hour * c.time_s / 3600;
     if (!std::isfinite(c.time_s) || !std::isfinite(c.cost) || !(c.samples_per_s > 0)) {

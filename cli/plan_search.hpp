@@ -75,9 +75,10 @@ struct Candidate {
   models::StepReport report;
   double samples_per_s = 0;
   double mfu = 0;
-  double time_s = 0;          // for the work
-  double cost = 0;            // for the work, in the catalog's currency
-  double price_per_hour = 0;  // all nodes
+  double time_s = 0;           // for the work, or to the scenario's convergence target
+  double to_target_steps = 0;  // steps to the target (0 without one)
+  double cost = 0;             // for the work, in the catalog's currency
+  double price_per_hour = 0;   // all nodes
   bool meets_target = false;
   bool pareto = false;
   bool best_mfu = false;  // the highest MFU of its option and node count

@@ -1,6 +1,7 @@
 #include "cli/sweep_rows.hpp"
 
 #include "cli/step_report_format.hpp"
+#include "cli/target_report.hpp"
 #include "sim/config/json_source.hpp"
 
 namespace trainsim::cli {
@@ -13,18 +14,21 @@ namespace {
 
 // Every row has the same fields: the per-stage objects (as many as the row's pipeline depth)
 // are left to `simulate --format json`; the pipeline summary stays.
-nlohmann::json report_fields(const models::StepReport& report, bool wall_time) {
+nlohmann::json report_fields(const models::StepReport& report, bool wall_time,
+                             const nlohmann::json* to_target) {
   nlohmann::json j = step_report_json(report);
   j.erase("stages");
   if (!wall_time) j["sim"].erase("wall_s");
+  if (to_target != nullptr) j["to_target"] = *to_target;
   return j;
 }
 
 }  // namespace
 
 nlohmann::json sweep_row_json(const std::vector<VaryAxis>& axes, std::size_t row,
-                              const models::StepReport& report, bool wall_time) {
-  nlohmann::json j = report_fields(report, wall_time);
+                              const models::StepReport& report, bool wall_time,
+                              const nlohmann::json* to_target) {
+  nlohmann::json j = report_fields(report, wall_time, to_target);
   nlohmann::json vary = nlohmann::json::object();
   const auto idx = row_indices(axes, row);
   for (std::size_t i = 0; i < axes.size(); ++i) {
@@ -34,12 +38,16 @@ nlohmann::json sweep_row_json(const std::vector<VaryAxis>& axes, std::size_t row
   return j;
 }
 
-std::vector<std::string> sweep_csv_columns(const std::vector<VaryAxis>& axes, bool wall_time) {
+std::vector<std::string> sweep_csv_columns(const std::vector<VaryAxis>& axes, bool wall_time,
+                                           bool with_target, bool with_cost) {
   std::vector<std::string> names;
   for (const auto& a : axes)
     names.push_back("vary." + a.path);
   std::vector<std::pair<std::string, std::string>> cols;
-  flatten_json(report_fields(models::StepReport{}, wall_time), "", cols);
+  const nlohmann::json empty_target = to_target_json(std::nullopt, with_cost);
+  flatten_json(
+      report_fields(models::StepReport{}, wall_time, with_target ? &empty_target : nullptr), "",
+      cols);
   for (const auto& c : cols)
     names.push_back(c.first);
   return names;
@@ -65,14 +73,16 @@ std::string csv_line(const std::vector<std::string>& fields) {
 }
 
 std::string format_sweep_row(const std::vector<VaryAxis>& axes, std::size_t row,
-                             const models::StepReport& report, bool wall_time, RowFormat format) {
-  if (format == RowFormat::json) return sweep_row_json(axes, row, report, wall_time).dump();
+                             const models::StepReport& report, bool wall_time, RowFormat format,
+                             const nlohmann::json* to_target) {
+  if (format == RowFormat::json)
+    return sweep_row_json(axes, row, report, wall_time, to_target).dump();
   std::vector<std::string> fields;
   const auto idx = row_indices(axes, row);
   for (std::size_t i = 0; i < axes.size(); ++i)
     fields.push_back(axes[i].values[idx[i]]);
   std::vector<std::pair<std::string, std::string>> cols;
-  flatten_json(report_fields(report, wall_time), "", cols);
+  flatten_json(report_fields(report, wall_time, to_target), "", cols);
   for (const auto& c : cols)
     fields.push_back(c.second);
   return csv_line(fields);

@@ -19,11 +19,14 @@ enum class RowFormat { csv, json };
 nlohmann::json override_value_json(const std::string& text);
 
 // The row as JSON: the simulate fields plus "vary": {PATH: value}.
+// `to_target` (cli/target_report.hpp) is added as "to_target" when the sweep has a target.
 nlohmann::json sweep_row_json(const std::vector<VaryAxis>& axes, std::size_t row,
-                              const models::StepReport& report, bool wall_time);
+                              const models::StepReport& report, bool wall_time,
+                              const nlohmann::json* to_target = nullptr);
 
 // Column names of every CSV row: vary.PATH for each axis, then the simulate fields.
-std::vector<std::string> sweep_csv_columns(const std::vector<VaryAxis>& axes, bool wall_time);
+std::vector<std::string> sweep_csv_columns(const std::vector<VaryAxis>& axes, bool wall_time,
+                                           bool with_target = false, bool with_cost = false);
 
 // Quotes a CSV field when it holds a comma, quote or line break (RFC 4180).
 std::string csv_field(const std::string& text);
@@ -32,6 +35,7 @@ std::string csv_line(const std::vector<std::string>& fields);
 // The row as one output line (no trailing newline). In CSV the varied values are the texts
 // given on the command line, so a JSON object value stays one column.
 std::string format_sweep_row(const std::vector<VaryAxis>& axes, std::size_t row,
-                             const models::StepReport& report, bool wall_time, RowFormat format);
+                             const models::StepReport& report, bool wall_time, RowFormat format,
+                             const nlohmann::json* to_target = nullptr);
 
 }  // namespace trainsim::cli

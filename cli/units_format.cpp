@@ -42,4 +42,10 @@ std::string format_seconds(double s) {
   return format_number(s) + " s";
 }
 
+std::string format_duration(double s) {
+  if (s >= 3600) return format_number(s / 3600, 4) + " h";
+  if (s >= 60) return format_number(s / 60, 4) + " min";
+  return format_seconds(s);
+}
+
 }  // namespace trainsim::cli

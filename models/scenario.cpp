@@ -248,6 +248,78 @@ std::set<std::int64_t> spatial_sizes(const ZooModel& m) {
   return sizes;
 }
 
+// The largest S_min and B_noise accepted: far beyond any training run (1e12 steps, 1e12 samples
+// per batch) and small enough that steps x step time and their products stay finite.
+constexpr double kMaxConvergenceValue = 1e12;
+
+ConvergenceTarget read_target(sim::JsonReader& t, const InputPipelineSpec& input) {
+  ConvergenceTarget target;
+  target.repeat_weight =
+      input.echo_before_augment ? kRepeatWeightBeforeAugment : kRepeatWeightAfterAugment;
+  if (t.has("workload")) {
+    target.workload = t.string("workload");
+    const ConvergenceWorkload* w = find_convergence_workload(target.workload);
+    if (w == nullptr) {
+      std::string known;
+      for (const ConvergenceWorkload& k : convergence_workloads())
+        known += (known.empty() ? "" : ", ") + k.name;
+      t.fail("workload", "unknown workload '" + target.workload + "' (known: " + known + ")");
+    }
+    if (!w->params) t.fail("workload", "'" + target.workload + "': " + w->missing);
+    target.params = *w->params;
+    target.metric = w->target;
+    for (const char* key : {"steps_min", "batch_noise", "steps_min_stderr", "batch_noise_stderr",
+                            "correlation", "metric"}) {
+      if (t.has(key)) {
+        t.fail(key, std::string("give either workload or explicit parameters, not both (") + key +
+                        " beside workload '" + target.workload + "')");
+      }
+    }
+  } else {
+    const auto bounded = [&t](const char* key, sim::Bound b) {
+      const double v = t.number(key, b);
+      if (v > kMaxConvergenceValue) {
+        t.fail(key, "value " + sim::show_json(t.raw()[key]) + " is above the limit of 1e12");
+      }
+      return v;
+    };
+    target.params.steps_min = bounded("steps_min", sim::Bound::positive);
+    target.params.batch_noise = bounded("batch_noise", sim::Bound::positive);
+    target.metric = t.string_or("metric", "");
+    const bool s_err = t.has("steps_min_stderr");
+    const bool b_err = t.has("batch_noise_stderr");
+    if (s_err || b_err) {
+      ConvergenceParams::Covariance c;
+      const double ss = s_err ? bounded("steps_min_stderr", sim::Bound::non_negative) : 0.0;
+      const double sb = b_err ? bounded("batch_noise_stderr", sim::Bound::non_negative) : 0.0;
+      double rho = 0;
+      if (t.has("correlation")) {
+        rho = t.number("correlation", sim::Bound::any);
+        if (rho < -1 || rho > 1) {
+          t.fail("correlation",
+                 "value " + sim::show_json(t.raw()["correlation"]) + " is outside [-1, 1]");
+        }
+      }
+      c.steps_var = ss * ss;
+      c.noise_var = sb * sb;
+      c.cross = rho * ss * sb;
+      target.params.covariance = c;
+    } else if (t.has("correlation")) {
+      t.fail("correlation", "needs steps_min_stderr or batch_noise_stderr");
+    }
+  }
+  if (t.has("repeat_weight")) {
+    const double w = t.number("repeat_weight", sim::Bound::non_negative);
+    if (w > 1) {
+      t.fail("repeat_weight",
+             "value " + sim::show_json(t.raw()["repeat_weight"]) + " is above 1 (a fresh sample)");
+    }
+    target.repeat_weight = w;
+  }
+  t.done();
+  return target;
+}
+
 }  // namespace
 
 const char* recompute_name(Recompute r) {
@@ -442,6 +514,7 @@ Scenario load_scenario(nlohmann::json doc, const std::string& file,
   }
   s.fused_attention = r.boolean_or("fused_attention", false);
   if (r.has("global_batch")) derive_grad_accum(r, doc, s);
+  if (auto t = r.optional_object("target")) s.target = read_target(*t, s.input);
   r.done();
   return s;
 }

@@ -5,11 +5,13 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "models/convergence.hpp"
 #include "models/zoo/zoo_model.hpp"
 #include "sim/config/json_source.hpp"
 #include "sim/config/profile_library.hpp"
@@ -61,6 +63,17 @@ struct CommSpec {
   double density = 0.001;
 };
 
+// "target": the quality the job trains to (models/convergence.hpp): a shipped workload's fit, or
+// explicit S_min / B_noise with optional standard errors.
+struct ConvergenceTarget {
+  std::string workload;  // empty when the parameters were given explicitly
+  std::string metric;    // the workload's target, for reports
+  ConvergenceParams params;
+  // Worth of a repeated (echoed) sample relative to a fresh one; from the echo insertion point
+  // unless the scenario gives `target.repeat_weight`.
+  double repeat_weight = 0;
+};
+
 struct Scenario {
   std::string name;
   sim::ClusterSpec cluster;
@@ -90,6 +103,7 @@ struct Scenario {
   double workspace_bytes = 0;
   sim::FrameworkSpec framework;  // `framework`: a hw_profiles/frameworks/ profile
   bool fused_attention = false;  // FlashAttention-style attention kernels (time and memory)
+  std::optional<ConvergenceTarget> target;  // "target": steps/time/cost to a quality
 
   // Devices one replica of the model occupies, and the whole job.
   int model_parallel() const { return tensor_parallel * pipeline_stages; }
