@@ -1,0 +1,209 @@
+// `trainsim import`: synthetic Kineto traces (scripts/make_kineto_trace.py, and the committed
+// examples/traces/mlp_h100_trace.json it wrote) imported and simulated: the round trip on the
+// measuring device reproduces the trace's measured step, another device rescales the kernels
+// through the kernel model, data and pipeline parallelism run, tensor parallelism is refused,
+// and the workload runs in sweep and plan.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sweep/cli_support.hpp"
+
+namespace fs = std::filesystem;
+using trainsim::test::run_cli;
+using trainsim::test::shell_quote;
+using trainsim::test::slurp;
+
+namespace {
+
+const std::string kExampleTrace =
+    std::string(TRAINSIM_SOURCE_DIR) + "/examples/traces/mlp_h100_trace.json";
+
+std::string temp_dir() {
+  static int counter = 0;
+  const fs::path dir =
+      fs::temp_directory_path() /
+      ("trainsim_import_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir.string();
+}
+
+// Writes a synthetic trace with scripts/make_kineto_trace.py and these extra arguments.
+std::string make_trace(const std::string& dir, const std::vector<std::string>& args) {
+  const std::string out = dir + "/trace.json";
+  std::string cmd =
+      shell_quote(TRAINSIM_PYTHON3) + " " +
+      shell_quote(std::string(TRAINSIM_SOURCE_DIR) + "/scripts/make_kineto_trace.py") + " " +
+      shell_quote(out);
+  for (const auto& a : args)
+    cmd += " " + shell_quote(a);
+  REQUIRE(std::system(cmd.c_str()) == 0);
+  return out;
+}
+
+nlohmann::json import_trace(const std::string& trace, const std::string& dir,
+                            const std::vector<std::string>& extra = {}) {
+  std::vector<std::string> args = {"import", trace, "--out", dir + "/w.json"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  const auto r = run_cli(args);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  return nlohmann::json::parse(slurp(dir + "/w.json"));
+}
+
+// A scenario running the workload on one GPU of `cluster` (its measured batch and precision).
+std::string scenario(const std::string& dir, const std::string& cluster, int batch,
+                     const std::string& extra = "") {
+  const std::string path = dir + "/s.json";
+  std::ofstream(path) << R"({"name": "imported", "cluster": ")" << cluster
+                      << R"(", "model": {"workload": "w.json"}, "batch_per_replica": )" << batch
+                      << R"(, "parallelism": {"data": 1}, "steps": 4, "warmup_steps": 1)" << extra
+                      << "}";
+  return path;
+}
+
+nlohmann::json simulate(const std::string& path, const std::vector<std::string>& sets = {}) {
+  std::vector<std::string> args = {"simulate", path, "--format", "json"};
+  for (const auto& s : sets) {
+    args.push_back("--set");
+    args.push_back(s);
+  }
+  const auto r = run_cli(args);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  return nlohmann::json::parse(r.out);
+}
+
+}  // namespace
+
+TEST_CASE("import: the example trace's round trip is within 5% of its measured step") {
+  const std::string dir = temp_dir();
+  const auto w = import_trace(kExampleTrace, dir);
+  CHECK(w["accelerator"] == "h100-sxm5");  // from deviceProperties "NVIDIA H100 80GB HBM3"
+  CHECK(w["precision"] == "bf16");         // the GEMMs' c10::BFloat16 inputs
+  CHECK(w["batch"] == 256);                // aten::linear's leading input dimension
+  CHECK(w["steps"] == 2);                  // all but the first of 3
+  CHECK(w["host_syncs_per_step"] == 2);    // before the optimizer and at the step's end
+  // The MLP: 4 x (linear, relu) + loss forward; per layer 1 forward kernel; 4 x 3 backward
+  // kernels (relu backward, two GEMMs); 4 optimizer kernels.
+  CHECK(w["layers"].size() == 9);
+  CHECK(w["layers"][0]["params"] == 4096 * 4096 + 4096);
+  CHECK(w["optimizer"].size() == 4);
+  CHECK(w["layers"][0]["forward"][0]["class"] == "gemm");
+  CHECK(w["layers"][1]["forward"][0]["class"] == "elementwise");
+  CHECK(w["layers"][0]["forward"][0]["flops"].get<double>() == Approx(2.0 * 256 * 4096 * 4096));
+  CHECK(w["data_loader_wait_s"].get<double>() == Approx(150e-6));
+  const double measured = w["measured_step_s"].get<double>();
+  const auto r = simulate(scenario(dir, "dgx-h100", 256));
+  const double simulated = r["step_time_s"].get<double>();
+  INFO("measured " << measured << " s, simulated " << simulated << " s");
+  CHECK(std::abs(simulated / measured - 1) < 0.05);
+  CHECK(r["workload"]["scaled"] == false);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("import: round trips of host-bound, device-bound and unsynchronised traces") {
+  struct Case {
+    std::vector<std::string> args;
+    int batch;
+  };
+  for (const Case& c : {Case{{"--batch", "64", "--host-us", "30"}, 64},
+                        Case{{"--batch", "2048", "--host-us", "5"}, 2048},
+                        Case{{"--no-sync", "--steps", "4", "--warmup-extra"}, 256}}) {
+    const std::string dir = temp_dir();
+    const auto w = import_trace(make_trace(dir, c.args), dir);
+    const double measured = w["measured_step_s"].get<double>();
+    const double simulated =
+        simulate(scenario(dir, "dgx-h100", c.batch))["step_time_s"].get<double>();
+    INFO("trace " << c.args[0] << ": measured " << measured << " s, simulated " << simulated);
+    CHECK(std::abs(simulated / measured - 1) < 0.05);
+    fs::remove_all(dir);
+  }
+}
+
+TEST_CASE("import: --steps picks the last N steps; a warm-up step that differs is dropped") {
+  const std::string dir = temp_dir();
+  const std::string trace = make_trace(dir, {"--steps", "3", "--warmup-extra"});
+  CHECK(import_trace(trace, dir, {"--steps", "3"})["steps"] == 2);  // step 1 launched more
+  CHECK(import_trace(trace, dir, {"--steps", "1"})["steps"] == 1);
+  const auto r = run_cli({"import", trace, "--out", dir + "/w.json", "--steps", "4"});
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Catch::Contains("--steps: value 4"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("import: another accelerator scales the measured kernels by the kernel model") {
+  const std::string dir = temp_dir();
+  (void)import_trace(kExampleTrace, dir);
+  const std::string s = scenario(dir, "dgx-h100", 256);
+  const auto h100 = simulate(s);
+  const auto a100 = simulate(s, {"cluster=dgx-a100"});
+  CHECK(a100["workload"]["scaled"] == true);
+  CHECK_THAT(a100["workload"]["note"].get<std::string>(),
+             Catch::Contains("from h100-sxm5, bf16, batch 256 to a100-sxm4-40gb, bf16, batch 256"));
+  // The A100 has a third of the H100's bf16 peak (312 vs 989.5 TFLOP/s, datasheets) and 1.56
+  // vs 3.35 TB/s: the GEMM-heavy step is slower, by less than the peak ratio (the host's share
+  // stays as measured).
+  const double ratio = a100["step_time_s"].get<double>() / h100["step_time_s"].get<double>();
+  CHECK(ratio > 1.3);
+  CHECK(ratio < 989.5 / 312);
+  const auto text = run_cli({"simulate", s, "--set", "cluster=dgx-a100"});
+  CHECK_THAT(text.out, Catch::Contains("workload             measured kernel times scaled"));
+  // A doubled batch scales the kernels' work (twice the GEMM FLOPs, not twice the time).
+  const auto big = simulate(s, {"batch_per_replica=512"});
+  CHECK(big["workload"]["scaled"] == true);
+  CHECK(big["step_time_s"].get<double>() > h100["step_time_s"].get<double>());
+  CHECK(big["step_time_s"].get<double>() < 2 * h100["step_time_s"].get<double>());
+  fs::remove_all(dir);
+}
+
+TEST_CASE("import: data and pipeline parallelism run; tensor parallelism is refused") {
+  const std::string dir = temp_dir();
+  (void)import_trace(kExampleTrace, dir);
+  const std::string s = scenario(dir, "dgx-h100", 256);
+  const auto one = simulate(s);
+  const auto dp = simulate(s, {"parallelism.data=8"});
+  // Gradients: the four linear layers' weights and biases in fp32 (autocast keeps fp32 grads).
+  CHECK(dp["gradient_bytes"].get<double>() == Approx(4.0 * (4096 * 4096 + 4096) * 4));
+  CHECK(dp["step_time_s"].get<double>() > one["step_time_s"].get<double>());
+  const auto pp = simulate(s, {"parallelism.data=1", "parallelism.pipeline=2",
+                               "parallelism.microbatches=4", "parallelism.schedule=\"1f1b\""});
+  CHECK(pp["pipeline"]["stages"] == 2);
+  CHECK(pp["step_time_s"].get<double>() > 0);
+  const auto tp = run_cli({"simulate", s, "--set", "parallelism.tensor=2"});
+  CHECK(tp.exit_code == 2);
+  CHECK_THAT(tp.err, Catch::Contains("parallelism.tensor"));
+  CHECK_THAT(tp.err, Catch::Contains("tensor parallelism of an imported workload"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("import: an imported workload runs in sweep and plan") {
+  const std::string dir = temp_dir();
+  (void)import_trace(kExampleTrace, dir);
+  const std::string s = scenario(dir, "dgx-h100", 256);
+  const auto sweep = run_cli({"sweep", s, "--vary", "parallelism.data=1,8", "--format", "csv"});
+  INFO(sweep.err);
+  REQUIRE(sweep.exit_code == 0);
+  CHECK(std::count(sweep.out.begin(), sweep.out.end(), '\n') == 3);  // header + 2 rows
+  const std::string catalog = dir + "/c.json";
+  std::ofstream(catalog) << R"({"kind": "plan_catalog", "currency": "USD", "options": [
+      {"name": "h100", "cluster": "dgx-h100-x4", "price_per_node_hour": 98.32, "max_nodes": 2}]})";
+  std::ofstream(dir + "/g.json")
+      << R"({"name": "imported", "cluster": "dgx-h100", "model": {"workload": "w.json"},
+             "batch_per_replica": 256, "global_batch": 2048, "steps": 3, "warmup_steps": 1})";
+  const auto plan = run_cli({"plan", dir + "/g.json", "--catalog", catalog, "--target",
+                             "1000 samples/s", "--max-pipeline", "1", "--format", "json"});
+  INFO(plan.err);
+  REQUIRE(plan.exit_code == 0);
+  const auto j = nlohmann::json::parse(plan.out);
+  CHECK(j["simulated"].get<int>() > 0);
+  CHECK_FALSE(j["cheapest_meeting_target"].is_null());
+  fs::remove_all(dir);
+}
