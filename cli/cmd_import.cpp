@@ -34,7 +34,7 @@ int run_import(const Args& args, CommandIo& io) {
                         "the trace (torch.profiler export_chrome_trace)")(
       "out", po::value(&out), "the workload file to write")(
       "steps", po::value(&steps_text),
-      "import the last N ProfilerSteps (default: all but the first, which warms up)")(
+      "import the last N ProfilerSteps (default: all but the first, which warms up, at most 10)")(
       "accelerator", po::value(&accelerator),
       "the measuring device's accelerator profile (default: from the trace's deviceProperties)")(
       "batch", po::value(&batch_text),

@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -27,7 +28,9 @@ constexpr double kUs = 1e-6;  // Chrome trace timestamps and durations are in mi
 // Kineto writes timestamps in microseconds with three decimals; older versions rounded them to
 // whole microseconds, so two back-to-back kernels may appear to overlap by up to 1 us.
 constexpr double kOverlapToleranceUs = 1.0;
-constexpr int kMaxDepth = 64;  // deeper nesting is refused (as the scenario reader does)
+constexpr int kMaxDepth = 64;
+constexpr std::size_t kDefaultSteps = 10;  // steps imported by default (the last ones)  // deeper
+                                           // nesting is refused (as the scenario reader does)
 
 // Interned strings: a trace repeats a few thousand names millions of times.
 class Names {
@@ -114,6 +117,13 @@ double dtype_size(const std::string& type) {
   if (type == "Float") return 4;
   if (type.empty()) return 0;
   return 1;  // bool, (un)signed char, c10::Float8_*
+}
+
+// A number for messages, as short as it reads in the trace (40, 52.5, 1e+300).
+std::string number_text(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.15g", v);
+  return buf;
 }
 
 double numel(const std::vector<std::int64_t>& d) {
@@ -249,6 +259,10 @@ class TraceHandler : public nlohmann::json_sax<nlohmann::json> {
   std::vector<std::string> device_names;
   bool saw_events = false;
   std::size_t events = 0;
+  // The first pass keeps only the steps; the second only what starts at or after `keep_from`
+  // (the first imported step), so memory follows the imported steps, not the file.
+  bool steps_only = false;
+  double keep_from = -1e300;
 
   bool null() override { return scalar("null"); }
   bool boolean(bool v) override { return scalar(v ? "true" : "false"); }
@@ -263,7 +277,7 @@ class TraceHandler : public nlohmann::json_sax<nlohmann::json> {
   bool string(string_t& v) override {
     const std::size_t n = stack_.size();
     not_events_array(n);
-    if (in_events() && n == 2) scalar_in_events();
+    if (in_events_array(n)) scalar_in_events();
     if (in_events() && n == 3) {
       if (key_[2] == "ph") ev_.ph = v;
       if (key_[2] == "cat") ev_.cat = v;
@@ -312,7 +326,7 @@ class TraceHandler : public nlohmann::json_sax<nlohmann::json> {
   bool start_array(std::size_t) override {
     const std::size_t n = stack_.size();
     if (n == 1 && top_ == "traceEvents") saw_events = true;
-    if (in_events() && n == 2) scalar_in_events();
+    if (in_events_array(n)) scalar_in_events();
     push('a');
     if (in_args() && stack_.size() >= 6 && key_[3] == "Input Dims") {
       dims_.clear();
@@ -353,6 +367,9 @@ class TraceHandler : public nlohmann::json_sax<nlohmann::json> {
   }
 
  private:
+  bool in_events_array(std::size_t n) const {
+    return top_ == "traceEvents" && n == 2 && stack_[1] == 'a';
+  }
   bool in_events() const { return top_ == "traceEvents" && stack_.size() >= 3 && stack_[1] == 'a'; }
   bool in_args() const { return in_events() && stack_.size() >= 4 && key_[2] == "args"; }
   std::string event_where() const {
@@ -379,7 +396,7 @@ class TraceHandler : public nlohmann::json_sax<nlohmann::json> {
   bool scalar(const char* shown) {
     const std::size_t n = stack_.size();
     not_events_array(n);
-    if (in_events() && n == 2) scalar_in_events();
+    if (in_events_array(n)) scalar_in_events();
     if (in_events() && n == 3 && (key_[2] == "ts" || key_[2] == "dur"))
       type_error(key_[2], "a number", shown);
     return true;
@@ -393,12 +410,11 @@ class TraceHandler : public nlohmann::json_sax<nlohmann::json> {
   bool number(double v, std::int64_t i) {
     const std::size_t n = stack_.size();
     not_events_array(n);
-    if (in_events() && n == 2) scalar_in_events();
+    if (in_events_array(n)) scalar_in_events();
     if (in_events() && n == 3) {
       if (key_[2] == "ts" || key_[2] == "dur") {
         if (!std::isfinite(v) || v < 0 || v > 1e15) {
-          type_error(key_[2], "a finite non-negative time in microseconds",
-                     nlohmann::json(v).dump());
+          type_error(key_[2], "a finite non-negative time in microseconds", number_text(v));
         }
         (key_[2] == "ts" ? ev_.ts : ev_.dur) = v;
       }
@@ -435,8 +451,15 @@ class TraceHandler : public nlohmann::json_sax<nlohmann::json> {
     require(ev_.has_name, "name");
     require(ev_.ts.has_value(), "ts");
     require(ev_.dur.has_value(), "dur");
+    if (device && (cat == "kernel" || cat == "Kernel"))
+      require(ev_.stream.has_value(), "args.stream");
+    const bool step = starts_with(ev_.name, "ProfilerStep#");
+    if (steps_only) {
+      if (step && cpu) steps.push_back({*ev_.ts, *ev_.dur, ev_.tid});
+      return;
+    }
+    if (*ev_.ts < keep_from || step) return;
     if (device) {
-      if (cat == "kernel" || cat == "Kernel") require(ev_.stream.has_value(), "args.stream");
       DevEvent d;
       d.ts = *ev_.ts;
       d.dur = *ev_.dur;
@@ -463,9 +486,7 @@ class TraceHandler : public nlohmann::json_sax<nlohmann::json> {
       return;
     }
     const Span span{*ev_.ts, *ev_.dur, ev_.tid};
-    if (starts_with(ev_.name, "ProfilerStep#")) {
-      steps.push_back(span);
-    } else if (starts_with(ev_.name, "Optimizer.step#")) {
+    if (starts_with(ev_.name, "Optimizer.step#")) {
       optimizer.push_back(span);
     } else if (starts_with(ev_.name, "enumerate(DataLoader)#")) {
       loader.push_back(span);
@@ -749,14 +770,13 @@ class Analysis {
       const DevEvent& cur = h_.dev[order[j]];
       if (cur.stream != prev.stream) continue;
       if (cur.ts + kOverlapToleranceUs < prev.ts + prev.dur) {
-        throw InputError(file_ + ": traceEvents[" + std::to_string(cur.index) + "].ts",
-                         "value " + nlohmann::json(cur.ts).dump() + ": kernel '" +
-                             names_[cur.name].substr(0, 60) + "' starts on stream " +
-                             std::to_string(cur.stream) + " before kernel '" +
-                             names_[prev.name].substr(0, 60) + "' (traceEvents[" +
-                             std::to_string(prev.index) + "]) ends at " +
-                             nlohmann::json(prev.ts + prev.dur).dump() +
-                             " (overlapping kernels on one stream: a corrupt trace)");
+        throw InputError(
+            file_ + ": traceEvents[" + std::to_string(cur.index) + "].ts",
+            "value " + number_text(cur.ts) + ": kernel '" + names_[cur.name].substr(0, 60) +
+                "' starts on stream " + std::to_string(cur.stream) + " before kernel '" +
+                names_[prev.name].substr(0, 60) + "' (traceEvents[" + std::to_string(prev.index) +
+                "]) ends at " + number_text(prev.ts + prev.dur) +
+                " (overlapping kernels on one stream: a corrupt trace)");
       }
     }
   }
@@ -831,19 +851,23 @@ Workload import_kineto_trace(const std::string& path, const ImportOptions& optio
     throw InputError(path, "is gzip-compressed (a .json.gz trace): gunzip it first");
   }
   Names names;
-  TraceHandler h(path, names);
-  nlohmann::json::sax_parse(in, &h, nlohmann::json::input_format_t::json, true, true);
-  h.check_top();
-  if (h.steps.empty()) {
+  TraceHandler scan(path, names);
+  scan.steps_only = true;
+  nlohmann::json::sax_parse(in, &scan, nlohmann::json::input_format_t::json, true, true);
+  scan.check_top();
+  if (scan.steps.empty()) {
     throw InputError(path + ": traceEvents",
                      "no step found: no 'ProfilerStep#N' annotation among " +
-                         std::to_string(h.events) +
+                         std::to_string(scan.events) +
                          " events (call prof.step() once per training step inside "
                          "torch.profiler.profile)");
   }
-  Analysis a(path, h, names);
-  const std::size_t count = h.steps.size();
-  std::size_t take = count > 1 ? count - 1 : 1;
+  std::sort(scan.steps.begin(), scan.steps.end(),
+            [](const Span& x, const Span& y) { return x.ts < y.ts; });
+  const std::size_t count = scan.steps.size();
+  // Default: all steps but the first (it warms up: autotuning, allocator growth), at most the
+  // last kDefaultSteps.
+  std::size_t take = count > 1 ? std::min<std::size_t>(count - 1, kDefaultSteps) : 1;
   if (options.steps) {
     if (static_cast<std::size_t>(*options.steps) > count) {
       throw InputError("--steps", "value " + std::to_string(*options.steps) + ": the trace " +
@@ -852,6 +876,13 @@ Workload import_kineto_trace(const std::string& path, const ImportOptions& optio
     take = static_cast<std::size_t>(*options.steps);
   }
   const std::size_t first = count - take;
+  TraceHandler h(path, names);
+  h.keep_from = scan.steps[first].ts;
+  in.clear();
+  in.seekg(0);
+  nlohmann::json::sax_parse(in, &h, nlohmann::json::input_format_t::json, true, true);
+  h.steps = scan.steps;
+  Analysis a(path, h, names);
   const StepResult ref = a.step(count - 1);
   if (ref.measured.empty()) {
     throw InputError(path + ": traceEvents",

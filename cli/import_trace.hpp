@@ -22,7 +22,7 @@
 namespace trainsim::cli {
 
 struct ImportOptions {
-  std::optional<int> steps;                // import the last N steps (default: all but the first)
+  std::optional<int> steps;  // import the last N steps (default: all but the first, at most 10)
   std::optional<std::string> accelerator;  // the measuring accelerator's profile
   std::optional<double> batch;             // samples per step (default: from the shapes, else 1)
   std::optional<std::string> precision;    // default: from the GEMMs' input types

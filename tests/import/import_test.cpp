@@ -3,8 +3,13 @@
 // measuring device reproduces the trace's measured step, another device rescales the kernels
 // through the kernel model, data and pipeline parallelism run, tensor parallelism is refused,
 // and the workload runs in sweep and plan.
+#include <spawn.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -13,7 +18,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "support/kineto_trace.hpp"
 #include "sweep/cli_support.hpp"
+
+extern char** environ;
 
 namespace fs = std::filesystem;
 using trainsim::test::run_cli;
@@ -205,5 +213,38 @@ TEST_CASE("import: an imported workload runs in sweep and plan") {
   const auto j = nlohmann::json::parse(plan.out);
   CHECK(j["simulated"].get<int>() > 0);
   CHECK_FALSE(j["cheapest_meeting_target"].is_null());
+  fs::remove_all(dir);
+}
+
+TEST_CASE("import: a large trace is streamed in memory that follows the imported steps") {
+  // 100 steps of 360 launches (32 MB of JSON): parsing it into a document would take several
+  // times its size; the import keeps the steps it imports (the last 10) and a few numbers per
+  // event of those, so its peak RSS stays below the file's size (bench/bench_import prints it).
+  const std::string dir = temp_dir();
+  const std::string trace = dir + "/big.json";
+  const auto t = trainsim::test::write_large_kineto_trace(trace, 100, 360);
+  CHECK(t.bytes > 30'000'000);
+  const std::string out = dir + "/w.json";
+  std::vector<std::string> words = {TRAINSIM_EXE, "import", trace, "--out", out};
+  std::vector<char*> argv;
+  for (auto& w : words)
+    argv.push_back(w.data());
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  REQUIRE(posix_spawn(&pid, TRAINSIM_EXE, nullptr, nullptr, argv.data(), environ) == 0);
+  int status = 0;
+  rusage usage{};
+  REQUIRE(wait4(pid, &status, 0, &usage) == pid);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  const auto w = nlohmann::json::parse(slurp(out));
+  CHECK(w["steps"] == 10);
+  CHECK(w["layers"].size() == 360);
+#if !defined(__SANITIZE_ADDRESS__)
+  const double rss_bytes = static_cast<double>(usage.ru_maxrss) * 1024;  // ru_maxrss is in KiB
+  INFO("peak RSS " << rss_bytes / 1e6 << " MB for a " << static_cast<double>(t.bytes) / 1e6
+                   << " MB trace");
+  CHECK(rss_bytes < static_cast<double>(t.bytes));
+#endif
   fs::remove_all(dir);
 }
