@@ -615,6 +615,8 @@ class Analysis {
         sk.launch_end = call.ts + call.dur;
         sk.tid = call.tid;
         when = call.ts;
+      } else if (k.corr >= 0 && !h_.rt_by_corr.empty()) {
+        continue;  // launched before the first imported step (its launch was not kept)
       }
       if (when < w.ts || when >= t1) continue;
       all.push_back(sk);
@@ -737,19 +739,30 @@ class Analysis {
     return r;
   }
 
-  double device_span_s(std::size_t first, std::size_t last) const {
-    const double t0 = h_.steps[first].ts;
-    const double t1 = last + 1 < h_.steps.size() ? h_.steps[last + 1].ts : h_.steps[last].end();
-    double begin = 1e300;
-    double end = -1e300;
-    for (const DevEvent& k : h_.dev) {
-      const auto it = k.corr >= 0 ? h_.rt_by_corr.find(k.corr) : h_.rt_by_corr.end();
-      const double when = it != h_.rt_by_corr.end() ? h_.rt[it->second].ts : k.ts;
-      if (when < t0 || when >= t1) continue;
-      begin = std::min(begin, k.ts);
-      end = std::max(end, k.ts + k.dur);
+  // The device's period: the spacing of the imported steps' first kernels (one step: its first
+  // kernel's start to its last kernel's end).
+  double device_period_s(std::size_t first, std::size_t last) const {
+    const auto span = [&](std::size_t s) {
+      const double t0 = h_.steps[s].ts;
+      const double t1 = s + 1 < h_.steps.size() ? h_.steps[s + 1].ts : h_.steps[s].end();
+      std::pair<double, double> out{1e300, -1e300};
+      for (const DevEvent& k : h_.dev) {
+        const auto it = k.corr >= 0 ? h_.rt_by_corr.find(k.corr) : h_.rt_by_corr.end();
+        if (it == h_.rt_by_corr.end() && k.corr >= 0 && !h_.rt_by_corr.empty()) continue;
+        const double when = it != h_.rt_by_corr.end() ? h_.rt[it->second].ts : k.ts;
+        if (when < t0 || when >= t1) continue;
+        out.first = std::min(out.first, k.ts);
+        out.second = std::max(out.second, k.ts + k.dur);
+      }
+      return out;
+    };
+    if (first == last) {
+      const auto one = span(first);
+      return one.second > one.first ? (one.second - one.first) * kUs : 0;
     }
-    return end > begin ? (end - begin) * kUs : 0;
+    const double a = span(first).first;
+    const double b = span(last).first;
+    return b > a && a < 1e299 ? (b - a) * kUs / static_cast<double>(last - first) : 0;
   }
 
   const CpuOp& op(int i) const { return h_.ops[static_cast<std::size_t>(i)]; }
@@ -922,8 +935,7 @@ Workload import_kineto_trace(const std::string& path, const ImportOptions& optio
   }
   // The step as the host saw it (its ProfilerStep span) or as the device ran it, whichever is
   // longer: a host running ahead of the device ends its spans early.
-  w.measured_step_s =
-      std::max(step_dur, a.device_span_s(first, count - 1) / static_cast<double>(take));
+  w.measured_step_s = std::max(step_dur, a.device_period_s(first, count - 1));
   w.host_syncs_per_step = ref.sync_at_end ? 2 : ref.sync_before_optimizer ? 1 : 0;
   w.collectives = ref.collectives;
 

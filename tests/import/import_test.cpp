@@ -3,6 +3,7 @@
 // measuring device reproduces the trace's measured step, another device rescales the kernels
 // through the kernel model, data and pipeline parallelism run, tensor parallelism is refused,
 // and the workload runs in sweep and plan.
+#include <fcntl.h>
 #include <spawn.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -230,8 +231,12 @@ TEST_CASE("import: a large trace is streamed in memory that follows the imported
   for (auto& w : words)
     argv.push_back(w.data());
   argv.push_back(nullptr);
+  posix_spawn_file_actions_t quiet;
+  posix_spawn_file_actions_init(&quiet);
+  posix_spawn_file_actions_addopen(&quiet, 1, "/dev/null", O_WRONLY, 0);
   pid_t pid = 0;
-  REQUIRE(posix_spawn(&pid, TRAINSIM_EXE, nullptr, nullptr, argv.data(), environ) == 0);
+  REQUIRE(posix_spawn(&pid, TRAINSIM_EXE, &quiet, nullptr, argv.data(), environ) == 0);
+  posix_spawn_file_actions_destroy(&quiet);
   int status = 0;
   rusage usage{};
   REQUIRE(wait4(pid, &status, 0, &usage) == pid);
