@@ -319,8 +319,11 @@ std::string measured_scaling(const Scenario& s, bool& scaled) {
   const auto batch_text = [](double b) { return std::to_string(static_cast<long long>(b)); };
   const std::string there =
       m.accelerator.name + ", " + sim::dtype_name(m.precision) + ", batch " + batch_text(m.batch);
+  // Pipelined kernels run per micro-batch (the largest one).
+  const int micro = (s.batch_per_replica + s.microbatches - 1) / std::max(1, s.microbatches);
   const std::string here = s.cluster.accelerator.name + ", " + sim::dtype_name(s.precision) +
-                           ", batch " + std::to_string(s.batch_per_replica);
+                           (s.microbatches > 1 ? ", micro-batch " : ", batch ") +
+                           std::to_string(micro);
   scaled = there != here;
   if (!scaled) return "measured kernel times as measured (" + there + ")";
   return "measured kernel times scaled by the kernel model's ratio per kernel (class, work, "

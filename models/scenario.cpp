@@ -25,15 +25,16 @@ sim::Dtype parse_precision(const std::string& s) {
   return sim::Dtype::bf16;
 }
 
-// "model": {"workload": FILE}: an imported workload (models/zoo/imported_workload.hpp), its path
-// relative to the scenario file (also when a --set gives it), measured on the accelerator
-// profile it names.
+// "model": {"workload": FILE}: an imported workload (models/zoo/imported_workload.hpp), measured
+// on the accelerator profile it names. A relative path in the scenario file is relative to that
+// file; one a --set gives, to the working directory (where the command was typed).
 ZooModel read_workload_model(sim::JsonReader& m, const sim::JsonSource& source,
                              const sim::ProfileLibrary& profiles) {
   const std::string given = m.string("workload");
   m.done();
   std::filesystem::path path(given);
-  if (path.is_relative() && source.file.rfind("<", 0) != 0)
+  const bool from_set = source.origin_of(m.path_of("workload")).rfind("--set", 0) == 0;
+  if (path.is_relative() && !from_set && source.file.rfind("<", 0) != 0)
     path = std::filesystem::path(source.file).parent_path() / path;
   auto wsource = std::make_shared<sim::JsonSource>();
   wsource->file = path.string();

@@ -253,3 +253,18 @@ TEST_CASE("import: a large trace is streamed in memory that follows the imported
 #endif
   fs::remove_all(dir);
 }
+
+TEST_CASE("import: the committed example workload is the import of the committed trace") {
+  // examples/imported_mlp_64xh100.json runs examples/traces/mlp_h100_workload.json; regenerate it
+  // with the command in that scenario's header when the import changes.
+  const std::string dir = temp_dir();
+  const auto w = import_trace(kExampleTrace, dir);
+  const auto committed = nlohmann::json::parse(
+      slurp(std::string(TRAINSIM_SOURCE_DIR) + "/examples/traces/mlp_h100_workload.json"));
+  CHECK(w == committed);
+  const auto r = simulate(std::string(TRAINSIM_SOURCE_DIR) + "/examples/imported_mlp_64xh100.json");
+  CHECK(r["devices"] == 64);
+  CHECK(r["data_parallel"] == 64);
+  CHECK(r["breakdown_s"]["exposed_comm"].get<double>() > 0);
+  fs::remove_all(dir);
+}
