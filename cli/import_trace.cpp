@@ -981,7 +981,8 @@ Workload import_kineto_trace(const std::string& path, const ImportOptions& optio
   w.batch = 1;
   if (options.batch) {
     w.batch = *options.batch;
-  } else if (!fwd.empty() && fwd[0].outer >= 0 && a.op(fwd[0].outer).lead_dim >= 1) {
+  } else if (!fwd.empty() && fwd[0].outer >= 0 && a.op(fwd[0].outer).lead_dim >= 1 &&
+             a.op(fwd[0].outer).lead_dim <= static_cast<double>(sim::limits::kMaxBatchPerReplica)) {
     w.batch = a.op(fwd[0].outer).lead_dim;
   }
   for (std::size_t i = 0; i < fwd.size(); ++i) {

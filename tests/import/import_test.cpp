@@ -92,7 +92,7 @@ nlohmann::json simulate(const std::string& path, const std::vector<std::string>&
 
 }  // namespace
 
-TEST_CASE("import: the example trace's round trip is within 5% of its measured step") {
+TEST_CASE("the example trace's round trip is within 5% of its measured step") {
   const std::string dir = temp_dir();
   const auto w = import_trace(kExampleTrace, dir);
   CHECK(w["accelerator"] == "h100-sxm5");  // from deviceProperties "NVIDIA H100 80GB HBM3"
@@ -118,7 +118,7 @@ TEST_CASE("import: the example trace's round trip is within 5% of its measured s
   fs::remove_all(dir);
 }
 
-TEST_CASE("import: round trips of host-bound, device-bound and unsynchronised traces") {
+TEST_CASE("round trips of host-bound, device-bound and unsynchronised traces") {
   struct Case {
     std::vector<std::string> args;
     int batch;
@@ -137,7 +137,7 @@ TEST_CASE("import: round trips of host-bound, device-bound and unsynchronised tr
   }
 }
 
-TEST_CASE("import: --steps picks the last N steps; a warm-up step that differs is dropped") {
+TEST_CASE("--steps picks the last N steps, and a warm-up step that differs is dropped") {
   const std::string dir = temp_dir();
   const std::string trace = make_trace(dir, {"--steps", "3", "--warmup-extra"});
   CHECK(import_trace(trace, dir, {"--steps", "3"})["steps"] == 2);  // step 1 launched more
@@ -148,7 +148,7 @@ TEST_CASE("import: --steps picks the last N steps; a warm-up step that differs i
   fs::remove_all(dir);
 }
 
-TEST_CASE("import: another accelerator scales the measured kernels by the kernel model") {
+TEST_CASE("another accelerator scales the measured kernels by the kernel model") {
   const std::string dir = temp_dir();
   (void)import_trace(kExampleTrace, dir);
   const std::string s = scenario(dir, "dgx-h100", 256);
@@ -173,7 +173,7 @@ TEST_CASE("import: another accelerator scales the measured kernels by the kernel
   fs::remove_all(dir);
 }
 
-TEST_CASE("import: data and pipeline parallelism run; tensor parallelism is refused") {
+TEST_CASE("data and pipeline parallelism run, tensor parallelism is refused") {
   const std::string dir = temp_dir();
   (void)import_trace(kExampleTrace, dir);
   const std::string s = scenario(dir, "dgx-h100", 256);
@@ -193,7 +193,7 @@ TEST_CASE("import: data and pipeline parallelism run; tensor parallelism is refu
   fs::remove_all(dir);
 }
 
-TEST_CASE("import: an imported workload runs in sweep and plan") {
+TEST_CASE("an imported workload runs in sweep and plan") {
   const std::string dir = temp_dir();
   (void)import_trace(kExampleTrace, dir);
   const std::string s = scenario(dir, "dgx-h100", 256);
@@ -217,7 +217,7 @@ TEST_CASE("import: an imported workload runs in sweep and plan") {
   fs::remove_all(dir);
 }
 
-TEST_CASE("import: a large trace is streamed in memory that follows the imported steps") {
+TEST_CASE("a large trace is streamed in memory that follows the imported steps") {
   // 100 steps of 360 launches (32 MB of JSON): parsing it into a document would take several
   // times its size; the import keeps the steps it imports (the last 10) and a few numbers per
   // event of those, so its peak RSS stays below the file's size (bench/bench_import prints it).
@@ -254,7 +254,7 @@ TEST_CASE("import: a large trace is streamed in memory that follows the imported
   fs::remove_all(dir);
 }
 
-TEST_CASE("import: the committed example workload is the import of the committed trace") {
+TEST_CASE("the committed example workload is the import of the committed trace") {
   // examples/imported_mlp_64xh100.json runs examples/traces/mlp_h100_workload.json; regenerate it
   // with the command in that scenario's header when the import changes.
   const std::string dir = temp_dir();
