@@ -114,7 +114,9 @@ double dtype_size(const std::string& type) {
   if (type == "double" || type == "long int" || type == "long" || type == "int64_t" ||
       type == "Double" || type == "Long")
     return 8;
-  if (type == "Float") return 4;
+  if (type == "Float" || type == "float32") return 4;
+  if (type == "bfloat16" || type == "float16") return 2;
+  if (type == "int64") return 8;
   if (type.empty()) return 0;
   return 1;  // bool, (un)signed char, c10::Float8_*
 }
@@ -422,7 +424,10 @@ class TraceHandler : public nlohmann::json_sax<nlohmann::json> {
     } else if (in_args() && n == 4) {
       if (key_[3] == "stream") ev_.stream = i;
       if (key_[3] == "correlation") ev_.correlation = i;
-      if (key_[3] == "In msg nelems") ev_.in_msg_nelems = v;
+      // A collective's size: the larger of its input and output (an all-gather's output, a
+      // reduce-scatter's input).
+      if (key_[3] == "In msg nelems" || key_[3] == "Out msg nelems")
+        ev_.in_msg_nelems = std::max(ev_.in_msg_nelems.value_or(0.0), v);
     } else if (in_args() && n >= 6 && key_[3] == "Input Dims") {
       dims_.push_back(i);
     }

@@ -19,6 +19,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/import_trace.hpp"
+#include "models/zoo/imported_workload.hpp"
 #include "support/kineto_trace.hpp"
 #include "sweep/cli_support.hpp"
 
@@ -266,5 +268,60 @@ TEST_CASE("the committed example workload is the import of the committed trace")
   CHECK(r["devices"] == 64);
   CHECK(r["data_parallel"] == 64);
   CHECK(r["breakdown_s"]["exposed_comm"].get<double>() > 0);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("kernel classes from kernel names, devices from CUDA device names") {
+  using trainsim::models::guess_kernel_class;
+  using K = trainsim::sim::KernelClass;
+  // Names as cuBLAS, cuDNN, FlashAttention, PyTorch and NCCL kernels appear in Kineto traces.
+  CHECK(guess_kernel_class("ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_stages_64x3_tn") ==
+        K::gemm);
+  CHECK(guess_kernel_class("sm80_xmma_fprop_implicit_gemm_indexed_f16f16_f16f32_f32_nhwc") ==
+        K::conv);
+  CHECK(guess_kernel_class("void cudnn::winograd_nonfused::winogradForwardData4x4<float>") ==
+        K::conv);
+  CHECK(guess_kernel_class("flash_fwd_kernel<Flash_fwd_kernel_traits<128, 128, 64, 4>>") ==
+        K::attention);
+  CHECK(guess_kernel_class("void at::native::(anonymous namespace)::vectorized_layer_norm_kernel"
+                           "<c10::BFloat16, float>") == K::normalization);
+  CHECK(guess_kernel_class("void at::native::embedding_backward_feature_kernel<float>") ==
+        K::scatter);
+  CHECK(guess_kernel_class("void at::native::indexSelectLargeIndex<float, long>") == K::gather);
+  CHECK(guess_kernel_class("Memcpy HtoD (Pageable -> Device)") == K::copy);
+  CHECK(guess_kernel_class("void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float>>") ==
+        K::reduction);
+  CHECK(guess_kernel_class("void at::native::vectorized_elementwise_kernel<4, GeluCUDAKernel>") ==
+        K::elementwise);
+  CHECK(trainsim::models::is_collective_kernel("ncclDevKernel_AllReduce_Sum_bf16_RING_LL(...)"));
+  CHECK_FALSE(trainsim::models::is_collective_kernel("gemm_nccl_like"));
+  using trainsim::cli::accelerator_for_device;
+  CHECK(accelerator_for_device("NVIDIA A100-SXM4-80GB") == "a100-sxm4-80gb");
+  CHECK(accelerator_for_device("NVIDIA A100-PCIE-40GB") == "a100-pcie-40gb");
+  CHECK(accelerator_for_device("NVIDIA H100 PCIe") == "h100-pcie");
+  CHECK(accelerator_for_device("Tesla V100-SXM2-32GB") == "v100-sxm2-32gb");
+  CHECK(accelerator_for_device("NVIDIA L4") == "l4");
+  CHECK(accelerator_for_device("NVIDIA L40S") == "l40s");
+  CHECK(accelerator_for_device("AMD Instinct MI300X") == "mi300x");
+  CHECK(accelerator_for_device("Acme GPU 9000").empty());
+}
+
+TEST_CASE("NCCL kernels are kept for the record with their sizes, not simulated") {
+  const std::string dir = temp_dir();
+  const std::string trace = dir + "/t.json";
+  std::ofstream(trace) << R"T({"deviceProperties": [{"id": 0, "name": "NVIDIA H100 80GB HBM3"}],
+  "traceEvents": [
+  {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1, "ts": 0, "dur": 100},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 10, "dur": 4, "args": {"correlation": 1}},
+  {"ph": "X", "cat": "kernel", "name": "gemm_kernel", "pid": 0, "tid": 7, "ts": 20, "dur": 30, "args": {"stream": 7, "correlation": 1}},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernelExC", "pid": 1, "tid": 1, "ts": 20, "dur": 4, "args": {"correlation": 2}},
+  {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)", "pid": 0, "tid": 20, "ts": 30, "dur": 50, "args": {"stream": 20, "correlation": 2, "Collective name": "allreduce", "In msg nelems": 1000000, "Out msg nelems": 1000000, "Group size": 8, "dtype": "BFloat16"}}
+  ]})T";
+  const auto w = import_trace(trace, dir);
+  REQUIRE(w["collectives"].size() == 1);
+  CHECK(w["collectives"][0]["bytes"] == 2e6);
+  CHECK(w["collectives"][0]["stream"] == 20);
+  REQUIRE(w["layers"].size() == 1);
+  CHECK(w["layers"][0]["forward"].size() == 1);  // the GEMM only
   fs::remove_all(dir);
 }
