@@ -139,7 +139,7 @@ TEST_CASE("round trips of host-bound, device-bound and unsynchronised traces") {
   }
 }
 
-TEST_CASE("--steps picks the last N steps, and a warm-up step that differs is dropped") {
+TEST_CASE("the last N steps are imported (--steps), and a warm-up step that differs is dropped") {
   const std::string dir = temp_dir();
   const std::string trace = make_trace(dir, {"--steps", "3", "--warmup-extra"});
   CHECK(import_trace(trace, dir, {"--steps", "3"})["steps"] == 2);  // step 1 launched more
