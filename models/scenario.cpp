@@ -401,6 +401,11 @@ Scenario load_scenario(nlohmann::json doc, const std::string& file,
   s.precision =
       parse_precision(r.choice_or("precision", {"fp32", "tf32", "fp16", "bf16", "fp8"}, "fp32"));
   if (s.model.measured && !r.has("precision")) s.precision = s.model.measured->precision;
+  if (s.model.measured && s.batch_max) {
+    r.fail("batch_per_replica",
+           "\"max\" needs the activation memory per sample, which an imported workload "
+           "(model.workload) does not have: give a number");
+  }
   if (!s.cluster.accelerator.peak(s.precision)) {
     r.fail("precision", std::string("accelerator ") + s.cluster.accelerator.name + " has no " +
                             sim::dtype_name(s.precision) + " compute path in its profile");

@@ -168,3 +168,7 @@ HOSTILE("workload: tensor parallelism is refused",
         {"simulate", "@/s.json", "--set", "parallelism.tensor=2"}, 2,
         {"parallelism.tensor", "tensor parallelism of an imported workload"},
         {{"s.json", scenario_with_workload()}, {"w.json", workload()}})
+HOSTILE("workload: batch_per_replica max is refused",
+        {"simulate", "@/s.json", "--set", "batch_per_replica=max"}, 2,
+        {"batch_per_replica: \"max\" needs the activation memory per sample"},
+        {{"s.json", scenario_with_workload()}, {"w.json", workload()}})
