@@ -26,5 +26,6 @@ int run_plan(const Args& args, CommandIo& io);
 int run_profiles(const Args& args, CommandIo& io);
 int run_models(const Args& args, CommandIo& io);
 int run_validate(const Args& args, CommandIo& io);
+int run_import(const Args& args, CommandIo& io);
 
 }  // namespace trainsim::cli

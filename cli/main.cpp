@@ -38,6 +38,8 @@ const std::map<std::string, Command>& commands() {
       {"profiles", {trainsim::cli::run_profiles, "list or show hardware profiles"}},
       {"models", {trainsim::cli::run_models, "list or show zoo models"}},
       {"validate", {trainsim::cli::run_validate, "accuracy against every shipped reference table"}},
+      {"import",
+       {trainsim::cli::run_import, "a PyTorch profiler trace into a workload file to simulate"}},
   };
   return table;
 }

@@ -137,6 +137,8 @@ nlohmann::json step_report_json(const models::StepReport& r) {
         {"wall_s", r.wall_s},
         {"micro_steps_simulated", r.micro_steps_simulated}}},
   };
+  if (!r.workload_note.empty())
+    j["workload"] = {{"scaled", r.workload_scaled}, {"note", r.workload_note}};
   const auto& p = r.pipeline;
   j["pipeline"] = {{"stages", p.stages},
                    {"microbatches", p.microbatches},
@@ -169,8 +171,9 @@ void print_step_report_text(std::ostream& os, const models::StepReport& r) {
   const auto& b = r.breakdown;
   const auto pct = [&](double v) { return format_number(100 * v / r.step_time_s, 3) + "%"; };
   os << "scenario " << r.scenario << ": " << r.model << " on " << r.cluster << " (" << r.devices
-     << " x " << r.accelerator << ", " << r.precision << ", " << r.framework << ")\n\n"
-     << "  step time            " << format_seconds(r.step_time_s) << "\n"
+     << " x " << r.accelerator << ", " << r.precision << ", " << r.framework << ")\n\n";
+  if (!r.workload_note.empty()) os << "  workload             " << r.workload_note << "\n";
+  os << "  step time            " << format_seconds(r.step_time_s) << "\n"
      << "  throughput           " << format_number(r.throughput_samples_per_s, 5)
      << " samples/s  (global batch " << r.global_batch << ")\n";
   if (r.mfu > 0) {

@@ -21,10 +21,46 @@ double activation_bytes_per_element(const Scenario& s) {
 
 namespace {
 
-sim::Dtype compute_dtype(const Scenario& s, sim::KernelClass cls) {
-  if (s.precision == sim::Dtype::fp8)
+sim::Dtype compute_dtype(sim::Dtype precision, sim::KernelClass cls) {
+  if (precision == sim::Dtype::fp8)
     return cls == sim::KernelClass::gemm ? sim::Dtype::fp8 : sim::Dtype::bf16;
-  return s.precision;
+  return precision;
+}
+
+sim::Dtype compute_dtype(const Scenario& s, sim::KernelClass cls) {
+  return compute_dtype(s.precision, cls);
+}
+
+// An imported workload's kernel (models/zoo/imported_workload.hpp) on the scenario's device for
+// `batch` samples: its measured duration times the kernel model's time ratio between that
+// device and the measuring one for the kernel's class, dtype, work and GEMM view (the one model,
+// sim/hw/kernel_model.hpp), plus the measured device gap times the ratio of the two devices'
+// gaps. Where the trace had no shapes, the work is what the measured time buys on the measuring
+// device at full rate (peak FLOP/s or DRAM bandwidth), so the ratio still follows the class's
+// rates on both devices. The host time stays as measured, times `host_share`.
+Launch measured_launch(const Scenario& s, const KernelSpec& k, double batch, double host_share) {
+  const MeasuredOrigin& m = *s.model.measured;
+  const sim::AcceleratorSpec& here = s.cluster.accelerator;
+  KernelSpec work = k;
+  const sim::Dtype there_dtype = compute_dtype(m.precision, k.cls);
+  if (work.flops <= 0 && work.raw_bytes <= 0 && k.measured_s > 0) {
+    const auto peak = m.accelerator.peak(there_dtype);
+    if (sim::is_compute_class(k.cls) && peak) {
+      work.flops = k.measured_s * *peak / m.batch;
+    } else {
+      work.raw_bytes = k.measured_s * m.accelerator.memory_bw_bytes_per_s / m.batch;
+    }
+  }
+  sim::Kernel there = instantiate(work, m.batch, there_dtype);
+  sim::Kernel target = instantiate(work, batch, compute_dtype(s, k.cls));
+  const double there_s = sim::kernel_body_s(m.accelerator, there);
+  const double ratio = there_s > 0 ? sim::kernel_body_s(here, target) / there_s : 1.0;
+  const double gap_ratio =
+      m.accelerator.kernel_launch_overhead_s > 0
+          ? here.kernel_launch_overhead_s / m.accelerator.kernel_launch_overhead_s
+          : 1.0;
+  return {k.what, k.cls, k.measured_s * ratio + k.measured_gap_s * gap_ratio,
+          k.measured_host_s * host_share, k.repeat};
 }
 
 double host_cost(const Scenario& s, Pass pass) {
@@ -108,6 +144,11 @@ double optimizer_state_bytes_per_param(const Scenario& s) {
 
 void layer_launches(const Scenario& s, const Layer& l, Pass pass, double batch,
                     std::vector<Launch>& out) {
+  if (s.model.measured) {  // an imported workload: its kernels as measured, nothing added
+    for (const KernelSpec& k : pass == Pass::forward ? l.fwd_kernels : l.bwd_kernels)
+      out.push_back(measured_launch(s, k, batch, 1.0));
+    return;
+  }
   const auto& acc = s.cluster.accelerator;
   const double host = host_cost(s, pass);
   const bool fuse = s.framework.fusion == sim::Fusion::pointwise;
@@ -179,6 +220,18 @@ void layer_launches(const Scenario& s, const Layer& l, Pass pass, double batch,
 }
 
 void optimizer_launches(const Scenario& s, double params, int tensors, std::vector<Launch>& out) {
+  if (s.model.measured && !s.model.measured->optimizer.empty()) {
+    // An imported workload's measured optimizer step, for this share of the model's parameters
+    // (estimate: its kernels' work and launches scale with the parameters they update).
+    const double all = static_cast<double>(s.model.params());
+    const double share = all > 0 ? std::clamp(params / all, 0.0, 1.0) : 1.0;
+    for (const KernelSpec& k : s.model.measured->optimizer) {
+      Launch l = measured_launch(s, k, s.model.measured->batch, share);
+      l.device_s *= share;
+      out.push_back(l);
+    }
+    return;
+  }
   if (params <= 0 || tensors <= 0) return;
   const auto& f = s.framework;
   const auto& acc = s.cluster.accelerator;
@@ -257,6 +310,25 @@ std::vector<KernelUse> kernel_uses(const Scenario& s) {
     if (used[static_cast<std::size_t>(c)]) out.push_back({cls, compute_dtype(s, cls)});
   }
   return out;
+}
+
+std::string measured_scaling(const Scenario& s, bool& scaled) {
+  scaled = false;
+  if (!s.model.measured) return {};
+  const MeasuredOrigin& m = *s.model.measured;
+  const auto batch_text = [](double b) { return std::to_string(static_cast<long long>(b)); };
+  const std::string there =
+      m.accelerator.name + ", " + sim::dtype_name(m.precision) + ", batch " + batch_text(m.batch);
+  // Pipelined kernels run per micro-batch (the largest one).
+  const int micro = (s.batch_per_replica + s.microbatches - 1) / std::max(1, s.microbatches);
+  const std::string here = s.cluster.accelerator.name + ", " + sim::dtype_name(s.precision) +
+                           (s.microbatches > 1 ? ", micro-batch " : ", batch ") +
+                           std::to_string(micro);
+  scaled = there != here;
+  if (!scaled) return "measured kernel times as measured (" + there + ")";
+  return "measured kernel times scaled by the kernel model's ratio per kernel (class, work, "
+         "dtype) from " +
+         there + " to " + here;
 }
 
 double device_seconds(const std::vector<Launch>& launches) {

@@ -5,6 +5,7 @@
 // one kernel-time model, sim/hw/kernel_model.hpp) and the host time the framework spends
 // launching it. Both step simulators build their work from these launches.
 
+#include <string>
 #include <vector>
 
 #include "models/scenario.hpp"
@@ -29,6 +30,11 @@ void layer_launches(const Scenario& s, const Layer& l, Pass pass, double batch,
 // Appends the optimizer step's kernels for `params` parameters held in `tensors` tensors (with
 // the mixed-precision gradient unscale where the framework scales the loss).
 void optimizer_launches(const Scenario& s, double params, int tensors, std::vector<Launch>& out);
+
+// For an imported workload (s.model.measured): where its kernels were measured and how they are
+// moved to the scenario's device, precision and batch; `scaled` is set when the kernel model
+// rescales them (another device, precision or batch). Empty for the zoo's models.
+std::string measured_scaling(const Scenario& s, bool& scaled);
 
 // Device seconds of all launches; host seconds to launch them all.
 double device_seconds(const std::vector<Launch>& launches);

@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <set>
 
+#include "models/zoo/imported_workload.hpp"
 #include "models/zoo/tensor_parallel.hpp"
 #include "models/zoo/zoo.hpp"
 #include "sim/config/json_reader.hpp"
@@ -23,7 +25,32 @@ sim::Dtype parse_precision(const std::string& s) {
   return sim::Dtype::bf16;
 }
 
-ZooModel read_model(sim::JsonReader& parent, const sim::JsonSource& source) {
+// "model": {"workload": FILE}: an imported workload (models/zoo/imported_workload.hpp), measured
+// on the accelerator profile it names. A relative path in the scenario file is relative to that
+// file; one a --set gives, to the working directory (where the command was typed).
+ZooModel read_workload_model(sim::JsonReader& m, const sim::JsonSource& source,
+                             const sim::ProfileLibrary& profiles) {
+  const std::string given = m.string("workload");
+  m.done();
+  std::filesystem::path path(given);
+  const bool from_set = source.origin_of(m.path_of("workload")).rfind("--set", 0) == 0;
+  if (path.is_relative() && !from_set && source.file.rfind("<", 0) != 0)
+    path = std::filesystem::path(source.file).parent_path() / path;
+  auto wsource = std::make_shared<sim::JsonSource>();
+  wsource->file = path.string();
+  try {
+    const nlohmann::json doc = sim::load_json_file(wsource->file, "workload");
+    const Workload w = read_workload(doc, wsource);
+    const sim::AcceleratorSpec acc =
+        profiles.accelerator(w.accelerator, wsource->describe("accelerator"));
+    return workload_model(w, acc);
+  } catch (const InputError& e) {
+    throw InputError(m.where("workload"), "'" + given + "': " + e.what());
+  }
+}
+
+ZooModel read_model(sim::JsonReader& parent, const sim::JsonSource& source,
+                    const sim::ProfileLibrary& profiles) {
   if (parent.raw().contains("model") && parent.raw()["model"].is_string()) {
     const std::string name = parent.string("model");
     try {
@@ -33,6 +60,7 @@ ZooModel read_model(sim::JsonReader& parent, const sim::JsonSource& source) {
     }
   }
   sim::JsonReader m = parent.object("model");
+  if (m.has("workload")) return read_workload_model(m, source, profiles);
   const std::string name = m.string("name");
   std::map<std::string, double> hyper;
   for (const auto& [key, value] : m.raw().items()) {
@@ -190,6 +218,12 @@ void read_mesh_keys(sim::JsonReader& p, Scenario& s) {
              "cannot be combined with parallelism.balance (chunks are balanced "
              "by simulated cost)");
     }
+  }
+  if (s.model.measured && (s.tensor_parallel > 1 || s.sequence_parallel)) {
+    p.fail(s.tensor_parallel > 1 ? "tensor" : "sequence_parallel",
+           "tensor parallelism of an imported workload (model.workload) is not supported: a "
+           "trace's kernels cannot be split faithfully without the model's structure (use "
+           "parallelism.data and parallelism.pipeline)");
   }
   if (s.tensor_parallel > 1 || s.sequence_parallel) {
     // Split the model now, so that a model tensor parallelism cannot split is refused naming
@@ -427,7 +461,7 @@ Scenario load_scenario(nlohmann::json doc, const std::string& file,
     sim::JsonReader c = r.object("cluster");
     s.cluster = profiles.cluster_from(c);
   }
-  s.model = read_model(r, *source);
+  s.model = read_model(r, *source, profiles);
   if (r.has("batch_per_replica") && doc["batch_per_replica"].is_string()) {
     r.choice("batch_per_replica", {"max"});
     s.batch_max = true;
@@ -438,6 +472,12 @@ Scenario load_scenario(nlohmann::json doc, const std::string& file,
   }
   s.precision =
       parse_precision(r.choice_or("precision", {"fp32", "tf32", "fp16", "bf16", "fp8"}, "fp32"));
+  if (s.model.measured && !r.has("precision")) s.precision = s.model.measured->precision;
+  if (s.model.measured && s.batch_max) {
+    r.fail("batch_per_replica",
+           "\"max\" needs the activation memory per sample, which an imported workload "
+           "(model.workload) does not have: give a number");
+  }
   if (!s.cluster.accelerator.peak(s.precision)) {
     r.fail("precision", std::string("accelerator ") + s.cluster.accelerator.name + " has no " +
                             sim::dtype_name(s.precision) + " compute path in its profile");
@@ -511,6 +551,13 @@ Scenario load_scenario(nlohmann::json doc, const std::string& file,
   } else {
     s.framework = profiles.framework(r.string_or("framework", "pytorch_eager"),
                                      source->describe("framework"));
+  }
+  if (s.model.measured) {
+    // The measured step's host: its per-kernel launch times are the kernels' own; the time per
+    // step outside launches and where the host waited come from the trace, not the profile.
+    s.framework.host_per_step_s = s.model.measured->host_per_step_s;
+    s.framework.host_syncs_per_step = s.model.measured->host_syncs_per_step;
+    s.framework.graph_launch = false;
   }
   s.fused_attention = r.boolean_or("fused_attention", false);
   if (r.has("global_batch")) derive_grad_accum(r, doc, s);

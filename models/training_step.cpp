@@ -1185,6 +1185,7 @@ StepReport simulate_training(const Scenario& s, sim::TraceRecorder* trace) {
   r.simulated = "one data-parallel replica";
   if (s.tensor_parallel > 1) r.simulated += ", one tensor-parallel rank per stage";
   r.simulated += " (the others are identical)";
+  if (s.model.measured) r.workload_note = measured_scaling(s, r.workload_scaled);
 
   PipelineSummary& p = r.pipeline;
   p.stages = s.pipeline_stages;

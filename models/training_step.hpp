@@ -68,6 +68,10 @@ struct StepReport {
   double model_flops_per_step = 0;
   double mfu = 0;
   std::string simulated;  // what the symmetry reduction simulated (one replica, one tp rank)
+  // An imported workload (model.workload): where its kernels were measured and how they were
+  // moved to this device and batch; `workload_scaled` when the kernel model rescaled them.
+  std::string workload_note;
+  bool workload_scaled = false;
   Breakdown breakdown;
   std::string collective_model;  // what priced the collectives (flow-level or alpha-beta)
   // True when the step's transfers shared its network (communication.contention): collectives,

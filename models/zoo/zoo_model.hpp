@@ -15,12 +15,15 @@
 //   are one byte per element whatever the compute dtype, so they live in `saved_mask_bytes`.
 
 #include <cstdint>
+#include <deque>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "sim/hw/kernel.hpp"
+#include "sim/hw/specs.hpp"
 
 namespace trainsim::models {
 
@@ -68,6 +71,14 @@ struct KernelSpec {
   int repeat = 1;  // launched this many times in a row (e.g. one recurrent cell per time step);
                    // flops and bytes above are for one launch
   AttentionForm form = AttentionForm::any;
+  // An imported workload's kernel (models/zoo/imported_workload.hpp): its duration as measured on
+  // the model's measuring device for its measured batch, the device gap before it (the kernel
+  // started after the previous one ended, or after its launch, by this much) and the host time
+  // from the previous launch to its own. flops and raw_bytes above are its work per sample
+  // (0 where the trace had no shapes). Unused (0) for the zoo's kernels.
+  double measured_s = 0;
+  double measured_gap_s = 0;
+  double measured_host_s = 0;
 };
 
 // The kernel `k` for `batch` samples in `dtype` (activations and parameters `dtype` wide;
@@ -161,6 +172,21 @@ struct Layer {
   }
 };
 
+// Where an imported workload was measured: its kernels' times hold on `accelerator` for `batch`
+// samples in `precision`; the optimizer kernels are the step's measured ones (for the whole
+// model's parameters).
+struct MeasuredOrigin {
+  sim::AcceleratorSpec accelerator;
+  sim::Dtype precision = sim::Dtype::fp32;
+  double batch = 1;
+  double step_s = 0;           // the measured step time
+  double host_per_step_s = 0;  // the host's time per step outside launches (the framework's)
+  int host_syncs_per_step = 0;
+  std::vector<KernelSpec> optimizer;
+  // The measured kernels' names (their KernelSpec::what), shared by every copy of the model.
+  std::shared_ptr<const std::deque<std::string>> kernel_names;
+};
+
 struct ZooModel {
   std::string name;
   std::string description;
@@ -168,6 +194,9 @@ struct ZooModel {
   std::vector<std::int64_t> input_shape;          // per sample, e.g. {3, 224, 224} or {seq}
   std::string input_dtype;                        // "uint8", "int32", "fp32"
   std::vector<Layer> layers;
+  // Set for an imported workload: its layers' kernels carry measured times (kernel_plan.hpp
+  // scales them to the scenario's device and batch).
+  std::optional<MeasuredOrigin> measured;
 
   double input_bytes_per_sample() const;
   std::int64_t params() const;
