@@ -614,7 +614,8 @@ class MeshSim {
       dispatch(k, start, kTpComm, label(k, what, layer.name, l), g, [this, k, xp, ended] {
         stage(k).tp.submit(
             ports_.collective(k, tp_port_, xp->op, s_.tensor_parallel, xp->bytes, xp->standalone_s),
-            "", "tp comm", [ended] { ended->done(); });
+            trace_ != nullptr ? tp_label(xp->op, xp->bytes) : std::string(), "tp comm",
+            [ended] { ended->done(); });
       });
       device_marker(k, ended, left == 0 ? std::move(on_done) : sim::DeviceStream::Done(), kTpComm);
     };
@@ -625,6 +626,15 @@ class MeshSim {
     for (std::size_t i = 0; i < w.after.size(); ++i)
       tp(w.after[i], w.after_tp[i]);
     if (left == 0 && (gate != nullptr || on_done)) device_marker(k, gate, std::move(on_done));
+  }
+
+  std::string tp_label(col::Op op, double bytes) const {
+    const char* name = op == col::Op::allreduce        ? "all-reduce "
+                       : op == col::Op::allgather      ? "all-gather "
+                       : op == col::Op::reduce_scatter ? "reduce-scatter "
+                                                       : "collective ";
+    return std::string("tensor-parallel ") + name + format_mb(bytes) + " x " +
+           std::to_string(s_.tensor_parallel) + " ranks";
   }
 
   // The gate a tensor-parallel collective's end opens, from a ring per stage: the host runs at
@@ -971,8 +981,15 @@ class MeshSim {
       st.compute.trace_idle(kIdleInput, "waiting for an input batch", "stall");
       st.compute.trace_idle(kIdleComm, "waiting for gradient collectives", "stall");
       st.compute.trace_idle(kIdleZero, "waiting for a ZeRO all-gather", "stall");
+      // On the shared network a tensor-parallel collective is the compute stream waiting for
+      // its transfer (on the stream's own track).
+      st.compute.trace_idle(kTpComm, "tensor-parallel collective", "tp comm");
       st.comm_track = trace_->track(dev, "comm (gradient collectives)");
       st.comm.trace_to(*trace_, st.comm_track);
+      if (s_.zero >= 3)
+        st.gather.trace_to(*trace_, trace_->track(dev, "comm (ZeRO-3 all-gathers)"));
+      if (s_.tensor_parallel > 1 && ports_.network() != nullptr)
+        st.tp.trace_to(*trace_, trace_->track(dev, "comm (tensor-parallel collectives)"));
       if (shape_.chunks() > 1) {
         st.send_fwd.trace_to(*trace_, trace_->track(dev, "send activations"));
         st.send_bwd.trace_to(*trace_, trace_->track(dev, "send gradients"));
