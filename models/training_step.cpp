@@ -761,8 +761,14 @@ class MeshSim {
       started = [this, k, bytes, t] { share_device(k, bytes, engine_.now(), t); };
     const std::string_view link_label =
         trace_ != nullptr && k == 0 ? keep(st, what) : std::string_view();
+    // A parameter-server worker pushes and pulls the bucket once each way, not a ring's
+    // 2(n-1)/n (Li et al., "Scaling Distributed Machine Learning with the Parameter Server",
+    // OSDI 2014, Sec. 3.2 "Range Push and Pull").
+    const bool push_pull = op == col::Op::allreduce && s_.comm.algorithm == "parameter_server";
     st.comm.submit(
-        ports_.collective(k, dp_port_, op, ranks_, bytes, t), std::move(what), "comm",
+        push_pull ? ports_.exchange(k, dp_port_, bytes, t)
+                  : ports_.collective(k, dp_port_, op, ranks_, bytes, t),
+        std::move(what), "comm",
         [this, k, link_label] {
           StageDev& sd = stage(k);
           if (!link_label.empty())

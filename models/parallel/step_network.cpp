@@ -36,7 +36,8 @@ StepNetwork::StepNetwork(sim::Engine& engine, const Scenario& s, int devices)
   // The ports of accelerator 0 of the cluster as built for every collective run.
   const sim::ClusterLayout layout(s.cluster);
   const sim::VertexId acc = layout.accelerator(0);
-  for (std::size_t l = 0; l < layout.num_links(); ++l) {
+  // Node 0's links are the first links_per_node() ids: only they can touch accelerator 0.
+  for (std::size_t l = 0; l < layout.links_per_node(); ++l) {
     const sim::LayoutLink ll = layout.link(static_cast<sim::LinkId>(l));
     if (ll.a != acc && ll.b != acc) continue;
     if (ll.role == sim::LinkRole::host) capacity_[0] += ll.bw_bytes_per_s;
@@ -104,9 +105,12 @@ const sim::Route& StepNetwork::route(int from, int to, Port p) const {
 
 sim::Transfer StepNetwork::collective(int k, Port port, col::Op op, int ranks, double bytes,
                                       double standalone_s) const {
+  return exchange(k, port, bus_factor(op, ranks) * bytes, standalone_s);
+}
+
+sim::Transfer StepNetwork::exchange(int k, Port port, double bus, double standalone_s) const {
   sim::Transfer t;
   t.standalone_s = standalone_s;
-  const double bus = bus_factor(op, ranks) * bytes;
   if (!(bus > 0) || !(standalone_s > 0)) return t;  // nothing moves: it shares no link
   const double cap = capacity_bytes_per_s(port);
   t.route = &route(k, k, port);

@@ -61,9 +61,13 @@ class StepNetwork {
   // The ports a send from a rank to one `stride` ranks away leaves and enters by.
   Port send_port(int stride) const;
 
-  // A collective of device k's group that takes standalone_s alone.
+  // A collective of device k's group that takes standalone_s alone; it moves nccl-tests' bus
+  // bytes of `op` over `ranks` each way through the port.
   sim::Transfer collective(int k, Port port, sim::collectives::Op op, int ranks, double bytes,
                            double standalone_s) const;
+  // The same with the bytes each way given: a parameter-server worker pushes its gradients and
+  // pulls its parameters, `bytes` out and `bytes` in whatever the worker count.
+  sim::Transfer exchange(int k, Port port, double bytes_each_way, double standalone_s) const;
   // A send from device `from` to device `to` over `port`: latency, then bytes at most at
   // bw_bytes_per_s (the route's bottleneck alone).
   sim::Transfer send(int from, int to, Port port, double bytes, double latency_s,

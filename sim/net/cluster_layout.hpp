@@ -55,6 +55,9 @@ class ClusterLayout {
   int nics_per_node() const { return nics_; }
   std::size_t num_vertices() const;
   std::size_t num_links() const;
+  // Links are numbered node by node: node n's are [n * links_per_node(), (n + 1) * ...), then
+  // the fabric's.
+  std::size_t links_per_node() const { return links_per_node_; }
 
   VertexId accelerator(int rank) const;
   VertexId host(int node) const;

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/run_cli.hpp"
+#include "support/run_cli_json.hpp"
 
 using trainsim::test::run_cli;
 using trainsim::test::write_temp_file;
@@ -20,10 +21,7 @@ nlohmann::json simulate_json(const std::string& file, std::vector<std::string> s
     args.push_back("--set");
     args.push_back(s);
   }
-  const auto r = run_cli(args);
-  INFO(r.err);
-  REQUIRE(r.exit_code == 0);
-  return nlohmann::json::parse(r.out);
+  return trainsim::test::run_cli_json(args);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/run_cli.hpp"
+#include "support/run_cli_json.hpp"
 
 using trainsim::test::run_cli;
 using trainsim::test::write_temp_file;
@@ -17,10 +18,7 @@ namespace {
 nlohmann::json simulate_json(std::vector<std::string> extra) {
   std::vector<std::string> args{"simulate", "--format", "json"};
   args.insert(args.end(), extra.begin(), extra.end());
-  const auto r = run_cli(args);
-  INFO(r.err);
-  REQUIRE(r.exit_code == 0);
-  return nlohmann::json::parse(r.out);
+  return trainsim::test::run_cli_json(args);
 }
 
 }  // namespace

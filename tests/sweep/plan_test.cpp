@@ -10,6 +10,7 @@
 
 #include "cli/plan_search.hpp"
 #include "cli_support.hpp"
+#include "support/run_cli_json.hpp"
 
 using trainsim::test::run_cli;
 using trainsim::test::write_temp_file;
@@ -29,10 +30,7 @@ nlohmann::json plan_json(const std::vector<std::string>& extra) {
   std::vector<std::string> args = {
       "plan", "--catalog", write_temp_file(kCatalog), "--format", "json", "--max-pipeline", "1"};
   args.insert(args.end(), extra.begin(), extra.end());
-  const auto r = run_cli(args);
-  INFO(r.err);
-  REQUIRE(r.exit_code == 0);
-  return nlohmann::json::parse(r.out);
+  return trainsim::test::run_cli_json(args);
 }
 
 }  // namespace
