@@ -76,10 +76,9 @@ int run_simulate(const Args& args, CommandIo& io) {
   const std::optional<TargetResult> to_target = evaluate_target(scenario, report, price);
   nlohmann::json j = step_report_json(report);
   if (to_target) j["to_target"] = to_target_json(to_target, price.has_value());
-  if (uncertainty) {
-    const StepUncertainty step = step_time_uncertainty(scenario_file, sets, profiles, provenance);
-    j["intervals"] = intervals_json(scenario, report, step);
-  }
+  if (uncertainty)
+    j["intervals"] =
+        run_intervals_json(scenario_file, sets, profiles, scenario, report, &provenance);
   if (format == "json") {
     j["provenance"] = provenance_json(provenance);
     io.out << j.dump(2) << "\n";

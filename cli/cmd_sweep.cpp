@@ -1,5 +1,5 @@
 // trainsim sweep [SCENARIO] --vary PATH=V1,V2,... [--vary ...] [--set PATH=VALUE]... [--jobs N]
-//                [--out FILE] [--format csv|json] [--wall-time]
+//                [--out FILE] [--format csv|json] [--wall-time] [--uncertainty]
 // Simulates the cross product of the varied values, one independent engine per row on a pool of
 // threads (and across MPI ranks under mpirun), and writes the rows in cross-product order.
 
@@ -33,6 +33,7 @@ struct SweepSetup {
   bool wall_time = false;
   bool with_target = false;  // the first row's scenario names a target: to_target columns
   std::optional<double> usd_per_gpu_hour;  // --price-per-gpu-hour: to_target.cost_usd
+  bool uncertainty = false;                // --uncertainty: each row's intervals, as simulate's
   RowFormat format = RowFormat::csv;
 
   std::vector<std::string> overrides(std::size_t row) const {
@@ -78,13 +79,23 @@ std::string simulate_row(const SweepSetup& setup, std::size_t row) {
   const models::Scenario s =
       load_scenario_source(setup.scenario_file, setup.overrides(row), *setup.profiles);
   try {
+    const std::vector<std::string> overrides = setup.overrides(row);
     const models::StepReport report =
-        simulate_checked(s, scenario_label(setup.scenario_file, setup.overrides(row)));
-    if (!setup.with_target)
-      return format_sweep_row(setup.axes, row, report, setup.wall_time, setup.format);
-    const nlohmann::json t = to_target_json(evaluate_target(s, report, setup.usd_per_gpu_hour),
-                                            setup.usd_per_gpu_hour.has_value());
-    return format_sweep_row(setup.axes, row, report, setup.wall_time, setup.format, &t);
+        simulate_checked(s, scenario_label(setup.scenario_file, overrides));
+    nlohmann::json t;
+    if (setup.with_target) {
+      t = to_target_json(evaluate_target(s, report, setup.usd_per_gpu_hour),
+                         setup.usd_per_gpu_hour.has_value());
+    }
+    nlohmann::json intervals;
+    if (setup.uncertainty) {
+      // The same path as simulate --uncertainty, per row and sequential within it, so a row's
+      // intervals do not depend on --jobs or on the MPI rank that ran it.
+      intervals = run_intervals_json(setup.scenario_file, overrides, *setup.profiles, s, report);
+    }
+    return format_sweep_row(setup.axes, row, report, setup.wall_time, setup.format,
+                            setup.with_target ? &t : nullptr,
+                            setup.uncertainty ? &intervals : nullptr);
   } catch (const InputError& e) {
     throw InputError(setup.describe_row(row), e.what());
   } catch (const std::exception& e) {
@@ -209,7 +220,7 @@ int run(const SweepSetup& setup, const std::string& out_path, CommandIo& io,
   std::ostream& out = out_path.empty() ? io.out : file;
   if (setup.format == RowFormat::csv) {
     out << csv_line(sweep_csv_columns(setup.axes, setup.wall_time, setup.with_target,
-                                      setup.usd_per_gpu_hour.has_value()))
+                                      setup.usd_per_gpu_hour.has_value(), setup.uncertainty))
         << '\n';
   } else {
     out << json_header(setup);
@@ -268,13 +279,16 @@ int run_sweep(const Args& args, CommandIo& io) {
       "include sim.wall_s (wall-clock seconds; differs from run to run)")(
       "profile-dir", po::value(&dirs), "extra folder of profile JSON files (repeatable)")(
       "price-per-gpu-hour", po::value(&price_text),
-      "USD per accelerator hour: with a scenario target, to_target.cost_usd");
+      "USD per accelerator hour: with a scenario target, to_target.cost_usd")(
+      "uncertainty", po::bool_switch(&setup.uncertainty),
+      "each row's 95% intervals of step time, throughput and time to target, as simulate "
+      "--uncertainty gives them (intervals.*)");
   po::positional_options_description pos;
   pos.add("scenario", 1);
   po::variables_map vm;
   if (!parse_command_line("sweep",
                           "[SCENARIO.json] --vary PATH=V1,V2,... [--vary ...] [--jobs N] "
-                          "[--out FILE] [--format csv|json]",
+                          "[--out FILE] [--format csv|json] [--uncertainty]",
                           args, options, pos, vm, io)) {
     return 0;
   }

@@ -19,14 +19,19 @@ enum class RowFormat { csv, json };
 nlohmann::json override_value_json(const std::string& text);
 
 // The row as JSON: the simulate fields plus "vary": {PATH: value}.
-// `to_target` (cli/target_report.hpp) is added as "to_target" when the sweep has a target.
+// `to_target` (cli/target_report.hpp) is added as "to_target" when the sweep has a target, and
+// `intervals` (intervals_json, cli/target_report.hpp) as "intervals" under --uncertainty.
 nlohmann::json sweep_row_json(const std::vector<VaryAxis>& axes, std::size_t row,
                               const models::StepReport& report, bool wall_time,
-                              const nlohmann::json* to_target = nullptr);
+                              const nlohmann::json* to_target = nullptr,
+                              const nlohmann::json* intervals = nullptr);
 
-// Column names of every CSV row: vary.PATH for each axis, then the simulate fields.
+// Column names of every CSV row: vary.PATH for each axis, then the simulate fields. The intervals
+// take fixed columns in CSV: intervals.KEY.0 and .1 (low, high; both null for a row without a
+// target's time), and `varied` / `skipped` as one column each, the names joined by ';'.
 std::vector<std::string> sweep_csv_columns(const std::vector<VaryAxis>& axes, bool wall_time,
-                                           bool with_target = false, bool with_cost = false);
+                                           bool with_target = false, bool with_cost = false,
+                                           bool with_intervals = false);
 
 // Quotes a CSV field when it holds a comma, quote or line break (RFC 4180).
 std::string csv_field(const std::string& text);
@@ -36,6 +41,7 @@ std::string csv_line(const std::vector<std::string>& fields);
 // given on the command line, so a JSON object value stays one column.
 std::string format_sweep_row(const std::vector<VaryAxis>& axes, std::size_t row,
                              const models::StepReport& report, bool wall_time, RowFormat format,
-                             const nlohmann::json* to_target = nullptr);
+                             const nlohmann::json* to_target = nullptr,
+                             const nlohmann::json* intervals = nullptr);
 
 }  // namespace trainsim::cli

@@ -192,4 +192,18 @@ void print_intervals_text(std::ostream& os, const nlohmann::json& intervals) {
      << " (delta method)\n";
 }
 
+nlohmann::json run_intervals_json(const std::string& scenario_file,
+                                  const std::vector<std::string>& sets,
+                                  const sim::ProfileLibrary& profiles, const models::Scenario& s,
+                                  const models::StepReport& r, const ResultProvenance* provenance) {
+  std::optional<ResultProvenance> traced;
+  if (provenance == nullptr) {
+    sim::JsonSource source;
+    nlohmann::json doc = resolved_scenario_doc(scenario_file, sets, profiles, source);
+    traced.emplace(result_provenance(std::move(doc), std::move(source), profiles, s));
+    provenance = &*traced;
+  }
+  return intervals_json(s, r, step_time_uncertainty(scenario_file, sets, profiles, *provenance));
+}
+
 }  // namespace trainsim::cli

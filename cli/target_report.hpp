@@ -69,4 +69,14 @@ nlohmann::json intervals_json(const models::Scenario& s, const models::StepRepor
                               const StepUncertainty& step);
 void print_intervals_text(std::ostream& os, const nlohmann::json& intervals);
 
+// intervals_json of one run, from its scenario file and overrides: the values behind the run
+// (result_provenance), their step-time variance (step_time_uncertainty), then the intervals.
+// `simulate --uncertainty` and every row of `sweep --uncertainty` come through here; `provenance`
+// is traced from the file and overrides when not given.
+nlohmann::json run_intervals_json(const std::string& scenario_file,
+                                  const std::vector<std::string>& sets,
+                                  const sim::ProfileLibrary& profiles, const models::Scenario& s,
+                                  const models::StepReport& r,
+                                  const ResultProvenance* provenance = nullptr);
+
 }  // namespace trainsim::cli

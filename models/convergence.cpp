@@ -33,12 +33,15 @@ namespace {
 // halves` on a table in tests/reference_data (calibration half; the validation half is held out,
 // tests/target pins both errors), with the covariance of (S_min, B_noise).
 //
-// Two workloads the issue names have no table here yet: their measured steps-to-target are in
-// Shallue et al. 2018, "Measuring the Effects of Data Parallelism on Neural Network Training"
-// (arXiv:1811.03600, Fig. 1; raw data https://storage.googleapis.com/batch_science_data/
-// batch_science_data.tar.bz2, google-research/google-research batch_science/README.md) and Choi
-// et al. 2019 (ResNet-32 on CIFAR-10), which could not be read where this was built. No parameter
-// is shipped without its table: `params` stays empty and `missing` says what to do.
+// Two named workloads have no published table to fit: Shallue et al. 2018, "Measuring the Effects
+// of Data Parallelism on Neural Network Training" (arXiv:1811.03600) give Transformer-on-LM1B
+// steps to result per batch size only as a plot (Fig. 1; google-research/google-research
+// batch_science/reproduce_paper_plots.ipynb draws it from the raw per-trial learning curves,
+// https://storage.googleapis.com/batch_science_data/batch_science_data.tar.bz2, 802 MB, with
+// batch_science/measurement_utils.py compute_steps_to_result), and Choi et al. 2019 (arXiv:
+// 1907.05550) show ResNet-32-on-CIFAR-10 results in bar charts; no table of either was found.
+// Values read off a figure are not shipped: `params` stays empty and `missing` says what to do
+// (README, Known gaps).
 const std::string kMissing =
     "no fitted parameters are shipped yet: the published steps-to-target table is not in "
     "tests/reference_data (fit it with `trainsim fit --model steps-to-target`), or give "

@@ -21,8 +21,11 @@
 // target are S(B_eff); fresh samples read are S(B_eff) B / e. The model predicts that echoing
 // costs no extra steps when B >> B_noise (the step count is already at S_min) and most at small
 // batches, and that echoing before augmentation (copies re-augmented, w > 0) needs fewer steps
-// than after it. Choi et al. compare batch sizes and insertion points in figures that are not
-// transcribed here, so these predictions are not yet checked against their measurements.
+// than after it. Fresh samples read, S_min (B/e + B_noise / (1 + (e-1) w)), fall with e for any
+// fixed w: with one w per insertion point the model has no best echo factor beyond which more
+// echoing reads more fresh samples. Choi et al. compare batch sizes and insertion points in
+// figures that are not transcribed here, so these predictions are not yet checked against their
+// measurements.
 
 #include <optional>
 #include <span>
@@ -57,9 +60,10 @@ double effective_batch(double batch, int echo_factor, double repeat_weight);
 inline constexpr double kRepeatWeightAfterAugment = 0.0;
 // estimate: before augmentation each copy gets a fresh random crop/flip, so part of its gradient
 // noise is new: somewhere between an identical copy (0) and a fresh sample (1). Choi et al. 2019
-// (arXiv:1907.05550) measure fresh examples to target per insertion point in figures not
-// transcribed here, so half-new is a stated estimate, not a fit (README, Known gaps). A scenario
-// can give its own `target.repeat_weight`.
+// (arXiv:1907.05550) show fresh examples to target per echo factor and insertion point in bar
+// charts; no table or text statement of those counts was found for `trainsim fit --model echo`,
+// so half-new is a stated estimate, not a fit (README, Known gaps). A scenario can give its own
+// `target.repeat_weight`.
 inline constexpr double kRepeatWeightBeforeAugment = 0.5;
 
 // Everything `to_target` reports for one configuration.

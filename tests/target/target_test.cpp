@@ -336,3 +336,47 @@ TEST_CASE("a shipped workload drives simulate's to_target and its interval") {
   CHECK(iv[0].get<double>() < j["to_target"]["time_s"].get<double>());
   CHECK(iv[1].get<double>() > j["to_target"]["time_s"].get<double>());
 }
+
+TEST_CASE("sweep --uncertainty gives each row simulate's intervals, whatever --jobs") {
+  // gtopk_1gbe_cluster's Pascal kernels hold calibrated values with their stderr, so the step time
+  // has an interval; the target adds the convergence covariance to the time to target.
+  const std::string file = std::string(TRAINSIM_SOURCE_DIR) + "/examples/gtopk_1gbe_cluster.json";
+  const std::string target =
+      R"(target={"steps_min":2000,"batch_noise":4096,)"
+      R"("steps_min_stderr":100,"batch_noise_stderr":300,"correlation":-0.5})";
+  const auto sweep = [&](const std::string& jobs, const std::string& format) {
+    const auto r = run_cli({"sweep", file, "--vary", "batch_per_replica=64,128", "--set", target,
+                            "--set", "steps=3", "--set", "warmup_steps=1", "--uncertainty",
+                            "--jobs", jobs, "--format", format});
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    return r.out;
+  };
+  const std::string one = sweep("1", "json");
+  CHECK(sweep("2", "json") == one);  // bit-identical across thread counts
+  const auto doc = nlohmann::json::parse(one);
+  REQUIRE(doc["rows"].size() == 2);
+  for (const auto& row : doc["rows"]) {
+    const std::string bpr = row["vary"]["batch_per_replica"].dump();
+    INFO("batch_per_replica " << bpr);
+    const auto r =
+        run_cli({"simulate", file, "--set", target, "--set", "steps=3", "--set", "warmup_steps=1",
+                 "--set", "batch_per_replica=" + bpr, "--uncertainty", "--format", "json"});
+    REQUIRE(r.exit_code == 0);
+    const auto s = nlohmann::json::parse(r.out);
+    CHECK(row["intervals"] == s["intervals"]);  // one implementation, the same numbers
+    const auto& iv = row["intervals"];
+    CHECK(iv["varied"].size() >= 4);  // calibrated kernel values and S_min, B_noise
+    CHECK(iv["step_time_s"][0].get<double>() < row["step_time_s"].get<double>());
+    CHECK(iv["to_target.time_s"][1].get<double>() > row["to_target"]["time_s"].get<double>());
+  }
+  // CSV: fixed interval columns, low and high, holding the JSON rows' numbers.
+  const std::string csv = sweep("2", "csv");
+  const auto header_end = csv.find('\n');
+  const std::string header = csv.substr(0, header_end);
+  CHECK_THAT(header, Catch::Contains("intervals.step_time_s.0,intervals.step_time_s.1") &&
+                         Catch::Contains("intervals.to_target.time_s.0") &&
+                         Catch::Contains("intervals.varied"));
+  const std::string low = doc["rows"][0]["intervals"]["to_target.time_s"][0].dump();
+  CHECK_THAT(csv.substr(header_end), Catch::Contains(low));
+}
