@@ -13,6 +13,7 @@
 #include "fit/steps_fit.hpp"
 #include "models/convergence.hpp"
 #include "support/run_cli.hpp"
+#include "support/run_cli_json.hpp"
 
 using trainsim::test::run_cli;
 using trainsim::test::write_temp_file;
@@ -97,11 +98,9 @@ TEST_CASE("trainsim fit --model steps-to-target reports both halves") {
   for (double b = 64; b <= 32768; b *= 2, ++k)
     csv += std::to_string(static_cast<int>(b)) + "," +
            std::to_string(models::steps_to_target(truth, b) * (k % 2 ? 1.03 : 0.97)) + "\n";
-  const auto r = run_cli({"fit", write_temp_file(csv, ".csv"), "--model", "steps-to-target",
-                          "--split", "halves", "--format", "json"});
-  INFO(r.err);
-  REQUIRE(r.exit_code == 0);
-  const auto j = nlohmann::json::parse(r.out);
+  const auto j =
+      trainsim::test::run_cli_json({"fit", write_temp_file(csv, ".csv"), "--model",
+                                    "steps-to-target", "--split", "halves", "--format", "json"});
   const auto& f = j["fits"][0];
   CHECK(f["n"] == 5);
   CHECK(f["validation_n"] == 5);
@@ -120,10 +119,7 @@ nlohmann::json simulate_json(const std::vector<std::string>& extra) {
       "simulate", std::string(TRAINSIM_SOURCE_DIR) + "/examples/data_echoing_resnet50.json",
       "--format", "json"};
   args.insert(args.end(), extra.begin(), extra.end());
-  const auto r = run_cli(args);
-  INFO(r.err);
-  REQUIRE(r.exit_code == 0);
-  return nlohmann::json::parse(r.out);
+  return trainsim::test::run_cli_json(args);
 }
 
 }  // namespace
@@ -162,10 +158,7 @@ TEST_CASE("simulate --uncertainty carries the calibrated values' stderr into the
   // DeepBench (hw_profiles/kernels/nvidia-pascal.json, each with its stderr).
   const std::string file = std::string(TRAINSIM_SOURCE_DIR) + "/examples/gtopk_1gbe_cluster.json";
   const auto run = [&file] {
-    const auto r = run_cli({"simulate", file, "--uncertainty", "--format", "json"});
-    INFO(r.err);
-    REQUIRE(r.exit_code == 0);
-    return nlohmann::json::parse(r.out);
+    return trainsim::test::run_cli_json({"simulate", file, "--uncertainty", "--format", "json"});
   };
   const auto j = run();
   const auto& iv = j["intervals"];
@@ -206,10 +199,7 @@ TEST_CASE("plan: with a target a large global batch stops being free") {
                                      "--format",
                                      "json"};
     args.insert(args.end(), extra.begin(), extra.end());
-    const auto r = run_cli(args);
-    INFO(r.err);
-    REQUIRE(r.exit_code == 0);
-    const auto j = nlohmann::json::parse(r.out);
+    const auto j = trainsim::test::run_cli_json(args);
     REQUIRE(j["cheapest_meeting_target"].is_number());
     return j["candidates"][j["cheapest_meeting_target"].get<std::size_t>()];
   };
@@ -223,22 +213,18 @@ TEST_CASE("plan: with a target a large global batch stops being free") {
 }
 
 TEST_CASE("simulate --price-per-gpu-hour prices every device for the time to target") {
-  const auto r = run_cli({"simulate", "--set", R"(target={"steps_min":2000,"batch_noise":4096})",
-                          "--price-per-gpu-hour", "4.1", "--format", "json"});
-  INFO(r.err);
-  REQUIRE(r.exit_code == 0);
-  const auto j = nlohmann::json::parse(r.out);
+  const auto j = trainsim::test::run_cli_json({"simulate", "--set",
+                                               R"(target={"steps_min":2000,"batch_noise":4096})",
+                                               "--price-per-gpu-hour", "4.1", "--format", "json"});
   CHECK(j["to_target"]["cost_usd"].get<double>() ==
         Approx(4.1 * j["devices"].get<double>() * j["to_target"]["time_s"].get<double>() / 3600));
 }
 
 TEST_CASE("sweep rows carry to_target, the same as simulate's") {
   const std::string target = R"(target={"steps_min":1000,"batch_noise":512})";
-  const auto r = run_cli({"sweep", "--vary", "batch_per_replica=32,64", "--set", target, "--set",
-                          "steps=3", "--set", "warmup_steps=1", "--format", "json"});
-  INFO(r.err);
-  REQUIRE(r.exit_code == 0);
-  const auto doc = nlohmann::json::parse(r.out);
+  const auto doc = trainsim::test::run_cli_json({"sweep", "--vary", "batch_per_replica=32,64",
+                                                 "--set", target, "--set", "steps=3", "--set",
+                                                 "warmup_steps=1", "--format", "json"});
   int rows = 0;
   for (const auto& j : doc["rows"]) {
     ++rows;
@@ -265,11 +251,9 @@ TEST_CASE("trainsim fit --model echo recovers the repeat weight of synthetic dat
              std::to_string(fresh) + "\n";
     }
   }
-  const auto r = run_cli({"fit", write_temp_file(csv, ".csv"), "--model", "echo", "--batch-noise",
-                          "1000", "--format", "json"});
-  INFO(r.err);
-  REQUIRE(r.exit_code == 0);
-  const auto j = nlohmann::json::parse(r.out);
+  const auto j =
+      trainsim::test::run_cli_json({"fit", write_temp_file(csv, ".csv"), "--model", "echo",
+                                    "--batch-noise", "1000", "--format", "json"});
   CHECK(j["repeat_weight"].get<double>() == Approx(0.3).margin(1e-6));
   CHECK(j["n"] == 6);
   CHECK(j["mape_pct"].get<double>() < 1e-4);
@@ -290,11 +274,9 @@ TEST_CASE("trainsim fit --model echo recovers the repeat weight of synthetic dat
 namespace {
 
 nlohmann::json fit_reference(const std::string& table) {
-  const auto r = run_cli({"fit", std::string(TRAINSIM_REFERENCE_DATA_DIR) + "/" + table, "--model",
-                          "steps-to-target", "--split", "halves", "--format", "json"});
-  INFO(r.err);
-  REQUIRE(r.exit_code == 0);
-  return nlohmann::json::parse(r.out)["fits"][0];
+  return trainsim::test::run_cli_json(
+      {"fit", std::string(TRAINSIM_REFERENCE_DATA_DIR) + "/" + table, "--model", "steps-to-target",
+       "--split", "halves", "--format", "json"})["fits"][0];
 }
 
 }  // namespace
@@ -324,11 +306,9 @@ TEST_CASE("shipped workloads are the calibration-half fits of their MLPerf table
 }
 
 TEST_CASE("a shipped workload drives simulate's to_target and its interval") {
-  const auto r = run_cli({"simulate", "--set", R"(target={"workload":"resnet50_imagenet"})",
-                          "--uncertainty", "--format", "json"});
-  INFO(r.err);
-  REQUIRE(r.exit_code == 0);
-  const auto j = nlohmann::json::parse(r.out);
+  const auto j = trainsim::test::run_cli_json({"simulate", "--set",
+                                               R"(target={"workload":"resnet50_imagenet"})",
+                                               "--uncertainty", "--format", "json"});
   const auto& p = *models::find_convergence_workload("resnet50_imagenet")->params;
   const double b = j["global_batch"].get<double>();
   CHECK(j["to_target"]["steps"].get<double>() == Approx(p.steps_min * (1 + p.batch_noise / b)));
