@@ -52,6 +52,10 @@ Launch measured_launch(const Scenario& s, const KernelSpec& k, double batch, dou
     }
   }
   sim::Kernel there = instantiate(work, m.batch, there_dtype);
+  // One tensor-parallel rank's share of the kernel (models/zoo/tensor_parallel.hpp).
+  work.flops *= k.measured_flops_share;
+  work.raw_bytes *= k.measured_bytes_share;
+  if (k.measured_rank_gemm.m > 0) work.gemm = k.measured_rank_gemm;
   sim::Kernel target = instantiate(work, batch, compute_dtype(s, k.cls));
   const double there_s = sim::kernel_body_s(m.accelerator, there);
   const double ratio = there_s > 0 ? sim::kernel_body_s(here, target) / there_s : 1.0;
