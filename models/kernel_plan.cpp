@@ -329,10 +329,15 @@ std::string measured_scaling(const Scenario& s, bool& scaled) {
                            (s.microbatches > 1 ? ", micro-batch " : ", batch ") +
                            std::to_string(micro);
   scaled = there != here;
-  if (!scaled) return "measured kernel times as measured (" + there + ")";
+  const std::string split = s.tensor_parallel > 1
+                                ? "; layers split over " + std::to_string(s.tensor_parallel) +
+                                      " tensor-parallel ranks by their roles (the same ratio per "
+                                      "rank's share)"
+                                : std::string();
+  if (!scaled) return "measured kernel times as measured (" + there + ")" + split;
   return "measured kernel times scaled by the kernel model's ratio per kernel (class, work, "
          "dtype) from " +
-         there + " to " + here;
+         there + " to " + here + split;
 }
 
 double device_seconds(const std::vector<Launch>& launches) {

@@ -203,6 +203,17 @@ HOSTILE("workload: a column-parallel layer no row-parallel layer closes", {"simu
          "row-parallel layer closes"},
         {{"s.json", scenario_with_workload()},
          {"w.json", tp_workload(tp_layer("l0", "column", "[64, 32, 16, 1]"))}})
+HOSTILE("workload: a replicated layer inside a column..row region", {"simulate", "@/s.json"}, 2,
+        {"@/w.json: layers[1].tp: layer 'l1' is 'replicated' inside the split region opened by "
+         "column-parallel layer 'l0'"},
+        {{"s.json", scenario_with_workload()},
+         {"w.json", tp_workload(tp_layer("l0", "column", "[64, 32, 16, 1]") + ", " +
+                                tp_layer("l1", "replicated", "[64, 32, 32, 1]") + ", " +
+                                tp_layer("l2", "row", "[64, 16, 32, 1]"))}})
+HOSTILE("workload: a split layer outside any split region", {"simulate", "@/s.json"}, 2,
+        {"@/w.json: layers[0].tp: layer 'l0' is 'split' outside a column..row region"},
+        {{"s.json", scenario_with_workload()},
+         {"w.json", tp_workload(tp_layer("l0", "split", "[64, 32, 16, 1]"))}})
 HOSTILE("workload: a column-parallel layer without a GEMM view", {"simulate", "@/s.json"}, 2,
         {"@/w.json: layers[0].tp", "no GEMM kernel with a \"gemm\" view"},
         {{"s.json", scenario_with_workload()},

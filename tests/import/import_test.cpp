@@ -301,6 +301,8 @@ TEST_CASE("tensor parallelism of an imported transformer: split kernels, all-red
   CHECK(std::abs(r1["step_time_s"].get<double>() / measured - 1) < 0.05);
   CHECK(r2["step_time_s"].get<double>() < r1["step_time_s"].get<double>());
   CHECK(r2["breakdown_s"]["tp_comm"].get<double>() > 0);
+  CHECK_THAT(r2["workload"]["note"].get<std::string>(),
+             Catch::Contains("layers split over 2 tensor-parallel ranks"));
   CHECK(r1["breakdown_s"]["tp_comm"].get<double>() == 0);
   // The zoo's GPT-2 at the same shapes, split by the zoo's own generator, runs the same
   // tensor-parallel collectives: the same time in them.
