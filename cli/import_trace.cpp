@@ -77,8 +77,10 @@ struct CpuOp {
   int tensors = 0;
   double first_input_numel = 0;
   double lead_dim = 0;
-  double table_rows = 0;  // aten::embedding: rows of its table (the vocabulary)
-  int dtype = -1;         // precision of a GEMM/conv's first input, as a sim::Dtype
+  double table_rows = 0;      // aten::embedding: rows of its table (the vocabulary)
+  std::int64_t heads = 0;     // scaled_dot_product_attention: query heads ([B, H, S, D])
+  std::int64_t kv_heads = 0;  // and key heads
+  int dtype = -1;             // precision of a GEMM/conv's first input, as a sim::Dtype
   bool backward = false;
   int parent = -1;  // the innermost op on the same thread that contains it
 };
@@ -231,6 +233,10 @@ void price_op(const RawEvent& e, CpuOp& op) {
     op.flops = 4 * static_cast<double>(g[0]) * static_cast<double>(g[1]) * spatial *
                static_cast<double>(w[1]) * window;
     set_dtype();
+  }
+  if (starts_with(n, "aten::scaled_dot_product") || starts_with(n, "aten::_scaled_dot_product")) {
+    if (dim(0).size() == 4) op.heads = dim(0)[1];
+    if (dim(1).size() == 4) op.kv_heads = dim(1)[1];
   }
   // Parameters a layer's top-level op holds (weights and biases), for the gradients it reduces.
   const auto param = [&](std::size_t i) {
@@ -905,6 +911,12 @@ void assign_tp_roles(models::Workload& w, const std::vector<int>& outer, const A
   double vocab = 0;
   for (std::size_t i = 0; i < n && i < outer.size(); ++i) {
     if (outer[i] >= 0) vocab = std::max(vocab, a.op(outer[i]).table_rows);
+  }
+  for (std::size_t i = 0; i < n && i < outer.size(); ++i) {
+    if (outer[i] >= 0 && w.layers[i].tp == ImportedTpRole::split) {
+      w.layers[i].heads = a.op(outer[i]).heads;
+      w.layers[i].kv_heads = a.op(outer[i]).kv_heads;
+    }
   }
   if (vocab <= 0) return;
   for (std::size_t i = 0; i < n && i < outer.size(); ++i) {

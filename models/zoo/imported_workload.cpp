@@ -237,6 +237,8 @@ nlohmann::json workload_json(const Workload& w) {
                          {"param_tensors", l.param_tensors},
                          {"output_elements", l.output_elements}};
     if (l.tp != ImportedTpRole::replicated) layer["tp"] = imported_tp_role_name(l.tp);
+    if (l.heads > 0) layer["heads"] = l.heads;
+    if (l.kv_heads > 0 && l.kv_heads != l.heads) layer["kv_heads"] = l.kv_heads;
     layer["forward"] = fwd;
     layer["backward"] = bwd;
     layers.push_back(std::move(layer));
@@ -295,6 +297,8 @@ Workload read_workload(const nlohmann::json& doc, std::shared_ptr<const sim::Jso
     layer.output_elements = l.number_or("output_elements", Bound::non_negative, 0);
     layer.forward = read_kernels(l, "forward");
     layer.backward = read_kernels(l, "backward");
+    layer.heads = l.integer_or("heads", 0, 0, std::int64_t{1} << 30);
+    layer.kv_heads = l.integer_or("kv_heads", 0, 0, std::int64_t{1} << 30);
     if (l.has("tp")) {
       const std::string role = l.choice("tp", {"replicated", "column", "row", "vocab", "split"});
       for (const ImportedTpRole t : kTpRoles) {
@@ -389,6 +393,7 @@ ZooModel workload_model(const Workload& w, const sim::AcceleratorSpec& measuring
     }
     m.layers.push_back(std::move(l));
     origin.tp_roles.push_back(wl.tp);
+    origin.tp_heads.push_back({wl.heads, wl.kv_heads > 0 ? wl.kv_heads : wl.heads});
   }
   for (const auto& k : w.optimizer)
     origin.optimizer.push_back(spec(k));

@@ -38,6 +38,8 @@ struct WorkloadLayer {
   int param_tensors = 0;
   double output_elements = 0;  // per sample, what a pipeline stage boundary here sends
   ImportedTpRole tp = ImportedTpRole::replicated;  // its tensor-parallel role ("tp")
+  std::int64_t heads = 0;     // attention heads its kernels run (queries; 0: unknown)
+  std::int64_t kv_heads = 0;  // key/value heads (0: as heads)
   std::vector<WorkloadKernel> forward;
   std::vector<WorkloadKernel> backward;
 };

@@ -180,6 +180,14 @@ ZooModel shard_imported(const ZooModel& whole, int tp, bool sequence_parallel,
       throw InputError(where, "imported layer '" + l.name + "' (" + imported_tp_role_name(role(i)) +
                                   ") has no forward GEMM with a view to split");
     }
+    // paper: Megatron-LM requires the attention heads and key/value groups divisible by tp
+    // (NVIDIA/Megatron-LM megatron/core/transformer/attention.py, divide()).
+    if (i < origin.tp_heads.size() && role(i) != ImportedTpRole::replicated) {
+      if (origin.tp_heads[i][0] > 0 && origin.tp_heads[i][0] % tp != 0)
+        refuse("heads", static_cast<double>(origin.tp_heads[i][0]));
+      if (origin.tp_heads[i][1] > 0 && origin.tp_heads[i][1] % tp != 0)
+        refuse("kv_heads", static_cast<double>(origin.tp_heads[i][1]));
+    }
     double share = 1;
     switch (role(i)) {
       case ImportedTpRole::replicated:

@@ -14,6 +14,7 @@
 //   (a ReLU output that the next conv also needs is stored once, as PyTorch does). Dropout masks
 //   are one byte per element whatever the compute dtype, so they live in `saved_mask_bytes`.
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -197,8 +198,10 @@ struct MeasuredOrigin {
   double host_per_step_s = 0;  // the host's time per step outside launches (the framework's)
   int host_syncs_per_step = 0;
   std::vector<KernelSpec> optimizer;
-  // Per layer, its tensor-parallel role (empty: all replicated).
+  // Per layer, its tensor-parallel role (empty: all replicated), and the attention heads (query,
+  // key/value) its kernels run where the trace says (0: unknown), which tp must divide.
   std::vector<ImportedTpRole> tp_roles;
+  std::vector<std::array<std::int64_t, 2>> tp_heads;
   // The measured kernels' names (their KernelSpec::what), shared by every copy of the model.
   std::shared_ptr<const std::deque<std::string>> kernel_names;
 };

@@ -234,6 +234,7 @@ TEST_CASE("a transformer trace with module names imports with Megatron's tensor-
   expected.insert(expected.end(), block.begin(), block.end());
   expected.insert(expected.end(), {"replicated", "vocab", "split"});  // norm, LM head, loss
   CHECK(roles == expected);
+  CHECK(w["layers"][3]["heads"] == 16);  // the attention's [8, 16, 512, 64] inputs
   fs::remove_all(dir);
 }
 
@@ -304,6 +305,11 @@ TEST_CASE("tensor parallelism of an imported transformer: split kernels, all-red
   CHECK_THAT(r2["workload"]["note"].get<std::string>(),
              Catch::Contains("layers split over 2 tensor-parallel ranks"));
   CHECK(r1["breakdown_s"]["tp_comm"].get<double>() == 0);
+  // 16 heads do not split over 32 ranks (Megatron-LM's rule, as for the zoo's models).
+  const auto tp32 = run_cli({"simulate", path, "--set", "parallelism.tensor=32"});
+  CHECK(tp32.exit_code == 2);
+  CHECK_THAT(tp32.err, Catch::Contains("parallelism.tensor"));
+  CHECK_THAT(tp32.err, Catch::Contains("its heads 16 is not divisible by tp=32"));
   // The zoo's GPT-2 at the same shapes, split by the zoo's own generator, runs the same
   // tensor-parallel collectives: the same time in them.
   const std::string zoo = dir + "/zoo.json";
