@@ -77,7 +77,10 @@ struct CpuOp {
   int tensors = 0;
   double first_input_numel = 0;
   double lead_dim = 0;
-  int dtype = -1;  // precision of a GEMM/conv's first input, as a sim::Dtype
+  double table_rows = 0;      // aten::embedding: rows of its table (the vocabulary)
+  std::int64_t heads = 0;     // scaled_dot_product_attention: query heads ([B, H, S, D])
+  std::int64_t kv_heads = 0;  // and key heads
+  int dtype = -1;             // precision of a GEMM/conv's first input, as a sim::Dtype
   bool backward = false;
   int parent = -1;  // the innermost op on the same thread that contains it
 };
@@ -87,6 +90,13 @@ struct Span {
   double dur = 0;
   std::int64_t tid = 0;
   double end() const { return ts + dur; }
+};
+
+// An nn.Module's forward as torch.profiler records it with with_stack=True or with_modules=True:
+// a python_function event named "nn.Module: <class>_<instance>".
+struct ModuleSpan {
+  Span span;
+  int name = 0;
 };
 
 // The fields of one trace event the import needs (the rest is skipped while parsing).
@@ -224,6 +234,10 @@ void price_op(const RawEvent& e, CpuOp& op) {
                static_cast<double>(w[1]) * window;
     set_dtype();
   }
+  if (starts_with(n, "aten::scaled_dot_product") || starts_with(n, "aten::_scaled_dot_product")) {
+    if (dim(0).size() == 4) op.heads = dim(0)[1];
+    if (dim(1).size() == 4) op.kv_heads = dim(1)[1];
+  }
   // Parameters a layer's top-level op holds (weights and biases), for the gradients it reduces.
   const auto param = [&](std::size_t i) {
     if (numel(dim(i)) > 0) {
@@ -242,6 +256,9 @@ void price_op(const RawEvent& e, CpuOp& op) {
     param(2);
   } else if (n == "aten::embedding") {
     param(0);
+    if (!dim(0).empty()) op.table_rows = static_cast<double>(dim(0)[0]);
+    // embedding(weight, indices): the samples lead the indices, not the table.
+    op.lead_dim = dim(1).empty() ? 0 : static_cast<double>(dim(1)[0]);
   }
 }
 
@@ -258,6 +275,7 @@ class TraceHandler : public nlohmann::json_sax<nlohmann::json> {
   std::vector<Span> steps;
   std::vector<Span> optimizer;
   std::vector<Span> loader;
+  std::vector<ModuleSpan> modules;
   std::vector<std::string> device_names;
   bool saw_events = false;
   std::size_t events = 0;
@@ -451,8 +469,15 @@ class TraceHandler : public nlohmann::json_sax<nlohmann::json> {
     const bool runtime = cat == "cuda_runtime" || cat == "cuda_driver" || cat == "Runtime";
     const bool cpu = cat == "cpu_op" || cat == "user_annotation" || cat == "Operator" ||
                      cat == "gpu_user_annotation";
-    if (!device && !runtime && !cpu) return;
+    if (!device && !runtime && !cpu && cat != "python_function") return;
     if (cat == "gpu_user_annotation") return;  // the device-side copy of a CPU annotation
+    if (cat == "python_function") {
+      // Module spans (tensor-parallel roles); other Python frames are skipped.
+      if (!steps_only && ev_.ts && ev_.dur && *ev_.ts >= keep_from &&
+          starts_with(ev_.name, "nn.Module: "))
+        modules.push_back({{*ev_.ts, *ev_.dur, ev_.tid}, names_.id(ev_.name.substr(11))});
+      return;
+    }
     require(ev_.has_name, "name");
     require(ev_.ts.has_value(), "ts");
     require(ev_.dur.has_value(), "dur");
@@ -826,6 +851,89 @@ std::string lower_alnum(const std::string& s) {
   return " " + out + " ";
 }
 
+// What a module's class name says it is, for Megatron-LM's split (case-insensitive): attention
+// ("attention", "attn": GPT2Attention, LlamaAttention, BertAttention, ...) or an MLP ("mlp",
+// "feedforward", "feed_forward", "ffn": GPT2MLP, LlamaMLP, ...).
+enum class BlockKind { none, attention, mlp };
+
+BlockKind block_kind(const std::string& module_class) {
+  const std::string n = lower_alnum(module_class);
+  const auto has = [&](const char* part) { return n.find(part) != std::string::npos; };
+  if (has("attention") || has("attn")) return BlockKind::attention;
+  if (has("mlp") || has("feedforward") || has("feed forward") || has("ffn")) return BlockKind::mlp;
+  return BlockKind::none;
+}
+
+// Tensor-parallel roles from the trace's module spans (README "What the import reads"): inside
+// the outermost attention or MLP module holding a layer, the module's linear layers (a forward
+// GEMM with a single-matrix view) are column-parallel but the last, which is row-parallel, and
+// the layers between the first column and the row layer are split (attention core, activation);
+// the embedding with the largest table is vocabulary-parallel, and so is the last linear outside
+// those modules whose output features are that table's rows (the LM head), the layers after it
+// split (the vocabulary-parallel loss). Without module spans every layer stays replicated.
+void assign_tp_roles(models::Workload& w, const std::vector<int>& outer, const Analysis& a,
+                     const std::vector<ModuleSpan>& modules) {
+  if (modules.empty()) return;
+  const std::size_t n = w.layers.size();
+  std::vector<int> block(n, -1);
+  for (std::size_t i = 0; i < n && i < outer.size(); ++i) {
+    if (outer[i] < 0) continue;
+    const CpuOp& op = a.op(outer[i]);
+    double widest = -1;
+    for (std::size_t m = 0; m < modules.size(); ++m) {
+      const Span& s = modules[m].span;
+      if (s.tid != op.tid || op.ts < s.ts || op.ts > s.end() || s.dur <= widest) continue;
+      if (block_kind(a.name(modules[m].name)) == BlockKind::none) continue;
+      widest = s.dur;
+      block[i] = static_cast<int>(m);
+    }
+  }
+  using models::ImportedTpRole;
+  for (std::size_t i = 0; i < n;) {
+    std::size_t j = i;
+    while (j < n && block[j] == block[i])
+      ++j;
+    if (block[i] >= 0) {
+      std::vector<std::size_t> linears;
+      for (std::size_t k = i; k < j; ++k) {
+        if (models::weight_gemm(w.layers[k]) != nullptr) linears.push_back(k);
+      }
+      if (linears.size() >= 2) {
+        for (std::size_t k = linears.front(); k < linears.back(); ++k) {
+          w.layers[k].tp = models::weight_gemm(w.layers[k]) != nullptr ? ImportedTpRole::column
+                                                                       : ImportedTpRole::split;
+        }
+        w.layers[linears.back()].tp = ImportedTpRole::row;
+      }
+    }
+    i = j;
+  }
+  double vocab = 0;
+  for (std::size_t i = 0; i < n && i < outer.size(); ++i) {
+    if (outer[i] >= 0) vocab = std::max(vocab, a.op(outer[i]).table_rows);
+  }
+  for (std::size_t i = 0; i < n && i < outer.size(); ++i) {
+    if (outer[i] >= 0 && w.layers[i].tp == ImportedTpRole::split) {
+      w.layers[i].heads = a.op(outer[i]).heads;
+      w.layers[i].kv_heads = a.op(outer[i]).kv_heads;
+    }
+  }
+  if (vocab <= 0) return;
+  for (std::size_t i = 0; i < n && i < outer.size(); ++i) {
+    if (outer[i] >= 0 && a.op(outer[i]).table_rows == vocab && w.layers[i].output_elements > 0)
+      w.layers[i].tp = ImportedTpRole::vocab;
+  }
+  for (std::size_t i = n; i-- > 0;) {
+    const models::WorkloadKernel* g = models::weight_gemm(w.layers[i]);
+    if (block[i] >= 0 || w.layers[i].tp != ImportedTpRole::replicated) break;
+    if (g == nullptr || g->gemm.n != vocab) continue;
+    w.layers[i].tp = ImportedTpRole::vocab;
+    for (std::size_t k = i + 1; k < n; ++k)
+      w.layers[k].tp = ImportedTpRole::split;
+    break;
+  }
+}
+
 }  // namespace
 
 std::string accelerator_for_device(const std::string& device_name) {
@@ -994,6 +1102,10 @@ Workload import_kineto_trace(const std::string& path, const ImportOptions& optio
     if (i + 1 < fwd.size() && fwd[i + 1].outer >= 0)
       w.layers[i].output_elements = a.op(fwd[i + 1].outer).first_input_numel / w.batch;
   }
+  std::vector<int> outer;
+  for (const Group& g : fwd)
+    outer.push_back(g.outer);
+  assign_tp_roles(w, outer, a, h.modules);
   // Precision: given, or the GEMMs' and convolutions' input type (most kernels win).
   std::array<int, 8> votes{};
   for (const StepKernel& sk : ref.kernels) {

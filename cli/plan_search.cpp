@@ -96,7 +96,6 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 // all-gather that replace each allreduce, Korthikanti et al. 2022 Sec. 4.2.2). nullopt: no split.
 std::optional<bool> tensor_split(const models::ZooModel& m, int tp) {
   if (tp == 1) return false;
-  if (m.measured) return std::nullopt;  // an imported workload is not split (scenario.cpp)
   for (const bool sp : {true, false}) {
     try {
       (void)models::shard_tensor_parallel(m, tp, sp, "plan");

@@ -52,6 +52,10 @@ Launch measured_launch(const Scenario& s, const KernelSpec& k, double batch, dou
     }
   }
   sim::Kernel there = instantiate(work, m.batch, there_dtype);
+  // One tensor-parallel rank's share of the kernel (models/zoo/tensor_parallel.hpp).
+  work.flops *= k.measured_flops_share;
+  work.raw_bytes *= k.measured_bytes_share;
+  if (k.measured_rank_gemm.m > 0) work.gemm = k.measured_rank_gemm;
   sim::Kernel target = instantiate(work, batch, compute_dtype(s, k.cls));
   const double there_s = sim::kernel_body_s(m.accelerator, there);
   const double ratio = there_s > 0 ? sim::kernel_body_s(here, target) / there_s : 1.0;
@@ -325,10 +329,15 @@ std::string measured_scaling(const Scenario& s, bool& scaled) {
                            (s.microbatches > 1 ? ", micro-batch " : ", batch ") +
                            std::to_string(micro);
   scaled = there != here;
-  if (!scaled) return "measured kernel times as measured (" + there + ")";
+  const std::string split = s.tensor_parallel > 1
+                                ? "; layers split over " + std::to_string(s.tensor_parallel) +
+                                      " tensor-parallel ranks by their roles (the same ratio per "
+                                      "rank's share)"
+                                : std::string();
+  if (!scaled) return "measured kernel times as measured (" + there + ")" + split;
   return "measured kernel times scaled by the kernel model's ratio per kernel (class, work, "
          "dtype) from " +
-         there + " to " + here;
+         there + " to " + here + split;
 }
 
 double device_seconds(const std::vector<Launch>& launches) {

@@ -219,11 +219,10 @@ void read_mesh_keys(sim::JsonReader& p, Scenario& s) {
              "by simulated cost)");
     }
   }
-  if (s.model.measured && (s.tensor_parallel > 1 || s.sequence_parallel)) {
-    p.fail(s.tensor_parallel > 1 ? "tensor" : "sequence_parallel",
-           "tensor parallelism of an imported workload (model.workload) is not supported: a "
-           "trace's kernels cannot be split faithfully without the model's structure (use "
-           "parallelism.data and parallelism.pipeline)");
+  if (s.model.measured && s.sequence_parallel) {
+    p.fail("sequence_parallel",
+           "sequence parallelism of an imported workload (model.workload) is not supported: its "
+           "replicated kernels cannot be split by tokens (use parallelism.tensor without it)");
   }
   if (s.tensor_parallel > 1 || s.sequence_parallel) {
     // Split the model now, so that a model tensor parallelism cannot split is refused naming

@@ -17,8 +17,15 @@ The measured step of such a trace is known exactly, so the import round trip
 it. Kernel durations are the MLP's GEMM FLOPs at a fixed achieved rate plus element-wise kernels
 at a fixed bandwidth (illustrative, not measured: the trace is synthetic by design).
 
+With --transformer the model is a GPT-style decoder instead (token embedding, L blocks of
+LayerNorm, QKV linear, fused attention, output projection, residual add, LayerNorm, fc1, GELU,
+fc2, residual add; final LayerNorm, LM head, cross entropy) traced with with_modules=True: its
+python_function events "nn.Module: <class>_<n>" (Embedding, Block, CausalSelfAttention, MLP,
+Linear, LayerNorm) hold the module hierarchy the import reads tensor-parallel roles from.
+
 usage: make_kineto_trace.py OUT.json [--steps N] [--layers L] [--width D] [--batch B]
        [--host-us US] [--no-sync] [--events-scale K] [--warmup-extra]
+       [--transformer [--seq S] [--heads H] [--vocab V]]
 """
 
 import argparse
@@ -40,6 +47,10 @@ def main():
     p.add_argument("--gemm-tflops", type=float, default=600.0)
     p.add_argument("--device", default="NVIDIA H100 80GB HBM3")
     p.add_argument("--compact", action="store_true", help="no indentation (large traces)")
+    p.add_argument("--transformer", action="store_true", help="a GPT-style decoder with modules")
+    p.add_argument("--seq", type=int, default=512)
+    p.add_argument("--heads", type=int, default=16)
+    p.add_argument("--vocab", type=int, default=32000)
     a = p.parse_args()
 
     ev = []
@@ -88,6 +99,9 @@ def main():
         wait = max(0.0, state["device"] - t0)
         X("cuda_runtime", "cudaStreamSynchronize", t0, wait + 1.0, tid, {"cbid": 131})
         state["host"] = t0 + wait + 1.0
+
+    if a.transformer:
+        return transformer(a, ev, X, op, sync, state, MAIN, AUTOGRAD)
 
     B, D, L = a.batch, a.width, a.layers
     gemm_us = 2.0 * B * D * D / (a.gemm_tflops * 1e12) * 1e6
@@ -143,6 +157,10 @@ def main():
         state["host"] += 15.0  # logging, loop
         X("user_annotation", "ProfilerStep#%d" % s, step_t0, state["host"] - step_t0, MAIN)
 
+    return write(a, ev)
+
+
+def write(a, ev):
     ev.sort(key=lambda e: (e["ts"], -e.get("dur", 0)))
     doc = {
         "schemaVersion": 1,
@@ -158,6 +176,137 @@ def main():
         else:
             json.dump(doc, f, indent=1)
     return 0
+
+
+def transformer(a, ev, X, op, sync, state, MAIN, AUTOGRAD):
+    """A GPT-style decoder step; one backward group per forward layer, in reverse."""
+    B, S, D, L, V = a.batch, a.seq, a.width, a.layers, a.vocab
+    T = B * S
+    bf = "c10::BFloat16"
+    bw = 2.0e12  # bytes/s of element-wise kernels
+
+    def gemm_us(m, n, k):
+        return 2.0 * m * n * k / (a.gemm_tflops * 1e12) * 1e6
+
+    def ew_us(elements):
+        return 2 * 2 * elements / bw * 1e6
+
+    gemm = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_kernel__5x_cublas"
+    ew = "void at::native::vectorized_elementwise_kernel<4, at::native::AddFunctor<c10::BFloat16> >"
+    gelu = "void at::native::vectorized_elementwise_kernel<4, at::native::GeluCUDAKernelImpl>"
+    ln = "void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<c10::BFloat16, float>"
+    ln_bwd = "void at::native::(anonymous namespace)::layer_norm_grad_input_kernel<c10::BFloat16>"
+    flash = "void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<64, 128, 128, 4> >"
+    flash_bwd = "void pytorch_flash::flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel<64>"
+    emb = "void at::native::(anonymous namespace)::indexSelectLargeIndex<c10::BFloat16, long>"
+    emb_bwd = "void at::native::(anonymous namespace)::embedding_backward_feature_kernel<c10::BFloat16>"
+    red = "void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, at::native::func_wrapper_t<float, at::native::sum_functor<float, float, float>::operator()>::{lambda(float, float)#1}, unsigned int, c10::BFloat16, 4> >"
+    sm = "void at::native::(anonymous namespace)::cunn_SoftMaxForward<4, c10::BFloat16, float, float, at::native::(anonymous namespace)::LogSoftMaxForwardEpilogue>"
+    sm_bwd = "void at::native::(anonymous namespace)::cunn_SoftMaxBackward<4, c10::BFloat16, float, float, at::native::(anonymous namespace)::LogSoftMaxBackwardEpilogue>"
+    opt = "void at::native::(anonymous namespace)::multi_tensor_apply_kernel<at::native::(anonymous namespace)::TensorListMetadata<3>, at::native::(anonymous namespace)::PointwiseOpScalarFunctor<float, 3, 3, 0>, std::multiplies<float>, float>"
+    attn_us = 4.0 * B * S * S * D / (0.5 * a.gemm_tflops * 1e12) * 1e6
+    counts = {}
+
+    def module(cls, body):
+        n = counts.get(cls, 0)
+        counts[cls] = n + 1
+        t0 = state["host"]
+        body()
+        X("python_function", "nn.Module: %s_%d" % (cls, n), t0, state["host"] - t0, MAIN)
+
+    # Forward layers, each (forward op, backward (name, [ops])) for the reversed backward.
+    layers = []
+
+    def linear(n_out, k_in, bias=True):
+        dims = [[B, S, k_in], [n_out, k_in]] + ([[n_out]] if bias else [])
+        def fwd():
+            op("aten::linear", MAIN, dims, [bf] * len(dims), [(gemm, gemm_us(T, n_out, k_in))])
+        module("Linear", fwd)
+        bwd = [("aten::mm", [[T, n_out], [n_out, k_in]], [(gemm, gemm_us(T, k_in, n_out))]),
+               ("aten::mm", [[n_out, T], [T, k_in]], [(gemm, gemm_us(n_out, k_in, T))])]
+        if bias:
+            bwd.append(("aten::sum", [[T, n_out]], [(red, ew_us(T * n_out) / 2)]))
+        layers.append(("AddmmBackward0", bwd))
+
+    def layer_norm():
+        def fwd():
+            op("aten::layer_norm", MAIN, [[B, S, D], [D], [D], [D]], [bf, "", bf, bf],
+               [(ln, ew_us(T * D))])
+        module("LayerNorm", fwd)
+        layers.append(("NativeLayerNormBackward0",
+                       [("aten::native_layer_norm_backward", [[B, S, D], [B, S, D]],
+                         [(ln_bwd, 2 * ew_us(T * D))])]))
+
+    def elementwise(name, bwd_name, elements, kernel=ew):
+        dims = [[B, S, elements // T]]
+        op(name, MAIN, dims, [bf], [(kernel, ew_us(elements))])
+        layers.append((bwd_name, [("aten::add", dims, [(ew, ew_us(elements))])]))
+
+    def attention():
+        linear(3 * D, D)
+        hd = D // a.heads
+        op("aten::scaled_dot_product_attention", MAIN, [[B, a.heads, S, hd]] * 3, [bf] * 3,
+           [(flash, attn_us)])
+        layers.append(("ScaledDotProductFlashAttentionBackward0",
+                       [("aten::_scaled_dot_product_flash_attention_backward",
+                         [[B, a.heads, S, hd]] * 4, [(flash_bwd, 2.5 * attn_us)])]))
+        linear(D, D)
+
+    def mlp():
+        linear(4 * D, D)
+        elementwise("aten::gelu", "GeluBackward0", T * 4 * D, gelu)
+        linear(D, 4 * D)
+
+    def block():
+        layer_norm()
+        module("CausalSelfAttention", attention)
+        elementwise("aten::add", "AddBackward0", T * D)
+        layer_norm()
+        module("MLP", mlp)
+        elementwise("aten::add", "AddBackward0", T * D)
+
+    def model():
+        module("Embedding", lambda: op("aten::embedding", MAIN, [[V, D], [B, S]], [bf, "long int"],
+                                       [(emb, ew_us(T * D))]))
+        layers.append(("EmbeddingBackward0", [("aten::embedding_dense_backward",
+                                                [[B, S, D], [B, S]], [(emb_bwd, 2 * ew_us(T * D))])]))
+        for _ in range(L):
+            module("Block", block)
+        layer_norm()
+        linear(V, D, bias=False)
+        op("aten::cross_entropy_loss", MAIN, [[T, V], [T]], [bf, "long int"], [(sm, ew_us(T * V))])
+        layers.append(("LogSoftmaxBackward0", [("aten::_log_softmax_backward_data",
+                                                 [[T, V], [T, V]], [(sm_bwd, ew_us(T * V))])]))
+
+    params = V * D + L * (12 * D * D + 13 * D) + 2 * D + V * D
+    opt_us = params * 4 * 3 / bw * 1e6 / 4
+    for s in range(1, a.steps + 1):
+        step_t0 = state["host"]
+        state["host"] += 150.0
+        X("user_annotation", "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__",
+          step_t0, 150.0, MAIN)
+        state["host"] += 20.0
+        layers.clear()
+        module("GPT", model)
+        state["host"] += 10.0
+        for name, ops in reversed(layers):
+            t0 = state["host"]
+            state["host"] += a.host_us
+            for oname, dims, kernels in ops:
+                op(oname, AUTOGRAD, dims, [bf] * len(dims), kernels)
+            X("cpu_op", "autograd::engine::evaluate_function: " + name, t0, state["host"] - t0,
+              AUTOGRAD, {"External id": 0})
+        if not a.no_sync:
+            sync(MAIN)
+        o0 = state["host"]
+        for _ in range(4):
+            op("aten::_foreach_mul_", MAIN, [[], []], ["TensorList", "Scalar"], [(opt, opt_us)])
+        X("user_annotation", "Optimizer.step#AdamW.step", o0, state["host"] - o0, MAIN)
+        if not a.no_sync:
+            sync(MAIN)
+        state["host"] += 15.0
+        X("user_annotation", "ProfilerStep#%d" % s, step_t0, state["host"] - step_t0, MAIN)
+    return write(a, ev)
 
 
 if __name__ == "__main__":

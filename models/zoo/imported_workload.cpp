@@ -91,7 +91,96 @@ std::vector<WorkloadKernel> read_kernels(sim::JsonReader& r, const std::string& 
   return out;
 }
 
+constexpr ImportedTpRole kTpRoles[] = {ImportedTpRole::replicated, ImportedTpRole::column,
+                                       ImportedTpRole::row, ImportedTpRole::vocab,
+                                       ImportedTpRole::split};
+
+// Megatron-LM's pattern (Shoeybi et al. 2019 Sec. 3, Fig. 3): a column-parallel linear (or
+// several reading the same input: separate Q, K, V projections) opens a split region, split
+// layers run inside it, a row-parallel linear closes it; a vocabulary-parallel head's logits stay
+// split to the end (the vocabulary-parallel cross entropy). Checked in forward order so that a
+// file marking an impossible split is refused naming the layer.
+void check_tp_roles(sim::JsonReader& r, const std::vector<WorkloadLayer>& layers) {
+  enum class Open { none, region, vocab_tail } open = Open::none;
+  std::size_t opened_by = 0;
+  for (std::size_t i = 0; i < layers.size(); ++i) {
+    const WorkloadLayer& l = layers[i];
+    const std::string key = "layers[" + std::to_string(i) + "].tp";
+    const std::string what = "layer '" + l.name + "' is '" + imported_tp_role_name(l.tp) + "'";
+    const bool gemm = weight_gemm(l) != nullptr;
+    switch (l.tp) {
+      case ImportedTpRole::column:
+        if (open == Open::vocab_tail)
+          r.fail(key, what + " after the vocabulary-parallel head (only split layers follow it)");
+        if (!gemm)
+          r.fail(key, what + " but its forward has no GEMM kernel with a \"gemm\" view to split");
+        if (open == Open::none) opened_by = i;
+        open = Open::region;
+        break;
+      case ImportedTpRole::row:
+        if (open != Open::region)
+          r.fail(key, what +
+                          " without a column-parallel layer before it (Megatron-LM pairs a "
+                          "row-parallel linear with the column-parallel one that feeds it)");
+        if (!gemm)
+          r.fail(key, what + " but its forward has no GEMM kernel with a \"gemm\" view to split");
+        open = Open::none;
+        break;
+      case ImportedTpRole::split:
+        if (open == Open::none)
+          r.fail(key, what +
+                          " outside a column..row region or a vocabulary-parallel head's tail "
+                          "(nothing before it is split)");
+        break;
+      case ImportedTpRole::vocab:
+      case ImportedTpRole::replicated:
+        if (open == Open::region) {
+          r.fail(key, what + " inside the split region opened by column-parallel layer '" +
+                          layers[opened_by].name +
+                          "' (mark it 'split', or close the region "
+                          "with a row-parallel layer)");
+        }
+        if (open == Open::vocab_tail)
+          r.fail(key, what +
+                          " after the vocabulary-parallel head (its logits stay split: mark "
+                          "it 'split')");
+        if (l.tp == ImportedTpRole::vocab && gemm) open = Open::vocab_tail;
+        break;
+    }
+  }
+  if (open == Open::region) {
+    r.fail("layers[" + std::to_string(opened_by) + "].tp",
+           "column-parallel layer '" + layers[opened_by].name +
+               "' opens a split region no row-parallel layer closes");
+  }
+}
+
 }  // namespace
+
+const char* imported_tp_role_name(ImportedTpRole role) {
+  switch (role) {
+    case ImportedTpRole::replicated:
+      return "replicated";
+    case ImportedTpRole::column:
+      return "column";
+    case ImportedTpRole::row:
+      return "row";
+    case ImportedTpRole::vocab:
+      return "vocab";
+    case ImportedTpRole::split:
+      return "split";
+  }
+  return "replicated";
+}
+
+const WorkloadKernel* weight_gemm(const WorkloadLayer& l) {
+  for (const WorkloadKernel& k : l.forward) {
+    if (sim::is_compute_class(k.cls) && k.gemm.m > 0 && k.gemm.n > 0 && k.gemm.k > 0 &&
+        k.gemm.batch == 1)
+      return &k;
+  }
+  return nullptr;
+}
 
 bool is_collective_kernel(std::string_view kernel_name) {
   return kernel_name.rfind("ncclKernel", 0) == 0 || kernel_name.rfind("ncclDevKernel", 0) == 0;
@@ -143,12 +232,16 @@ nlohmann::json workload_json(const Workload& w) {
       fwd.push_back(kernel_json(k));
     for (const auto& k : l.backward)
       bwd.push_back(kernel_json(k));
-    layers.push_back({{"name", l.name},
-                      {"params", l.params},
-                      {"param_tensors", l.param_tensors},
-                      {"output_elements", l.output_elements},
-                      {"forward", fwd},
-                      {"backward", bwd}});
+    nlohmann::json layer{{"name", l.name},
+                         {"params", l.params},
+                         {"param_tensors", l.param_tensors},
+                         {"output_elements", l.output_elements}};
+    if (l.tp != ImportedTpRole::replicated) layer["tp"] = imported_tp_role_name(l.tp);
+    if (l.heads > 0) layer["heads"] = l.heads;
+    if (l.kv_heads > 0 && l.kv_heads != l.heads) layer["kv_heads"] = l.kv_heads;
+    layer["forward"] = fwd;
+    layer["backward"] = bwd;
+    layers.push_back(std::move(layer));
   }
   nlohmann::json opt = nlohmann::json::array();
   for (const auto& k : w.optimizer)
@@ -204,10 +297,21 @@ Workload read_workload(const nlohmann::json& doc, std::shared_ptr<const sim::Jso
     layer.output_elements = l.number_or("output_elements", Bound::non_negative, 0);
     layer.forward = read_kernels(l, "forward");
     layer.backward = read_kernels(l, "backward");
+    layer.heads = l.integer_or("heads", 0, 0, std::int64_t{1} << 30);
+    layer.kv_heads = l.integer_or("kv_heads", 0, 0, std::int64_t{1} << 30);
+    if (l.has("tp")) {
+      const std::string role = l.choice("tp", {"replicated", "column", "row", "vocab", "split"});
+      for (const ImportedTpRole t : kTpRoles) {
+        if (role == imported_tp_role_name(t)) layer.tp = t;
+      }
+    } else {
+      l.ignore({"tp"});
+    }
     l.done();
     w.layers.push_back(std::move(layer));
   }
   if (w.layers.empty()) r.fail("layers", "has no layers (an imported step with no kernels)");
+  check_tp_roles(r, w.layers);
   w.optimizer = read_kernels(r, "optimizer");
   if (r.has("collectives")) {
     for (sim::JsonReader& c : r.objects("collectives")) {
@@ -288,6 +392,8 @@ ZooModel workload_model(const Workload& w, const sim::AcceleratorSpec& measuring
       l.bwd_input_flops += k.flops / w.batch;
     }
     m.layers.push_back(std::move(l));
+    origin.tp_roles.push_back(wl.tp);
+    origin.tp_heads.push_back({wl.heads, wl.kv_heads > 0 ? wl.kv_heads : wl.heads});
   }
   for (const auto& k : w.optimizer)
     origin.optimizer.push_back(spec(k));

@@ -37,6 +37,9 @@ struct WorkloadLayer {
   std::int64_t params = 0;
   int param_tensors = 0;
   double output_elements = 0;  // per sample, what a pipeline stage boundary here sends
+  ImportedTpRole tp = ImportedTpRole::replicated;  // its tensor-parallel role ("tp")
+  std::int64_t heads = 0;     // attention heads its kernels run (queries; 0: unknown)
+  std::int64_t kv_heads = 0;  // key/value heads (0: as heads)
   std::vector<WorkloadKernel> forward;
   std::vector<WorkloadKernel> backward;
 };
@@ -71,6 +74,12 @@ struct Workload {
 
 // The kernel class a kernel's name suggests (README "Kernel classes of an imported workload").
 sim::KernelClass guess_kernel_class(std::string_view kernel_name);
+// "replicated", "column", "row", "vocab", "split".
+const char* imported_tp_role_name(ImportedTpRole role);
+// True when the layer's forward runs a GEMM with a whole view of one matrix product (a linear
+// layer's; batched products, attention scores, have batch > 1); its first such kernel, or null.
+const WorkloadKernel* weight_gemm(const WorkloadLayer& l);
+
 // True for NCCL's kernels (ncclKernel_*, ncclDevKernel_*).
 bool is_collective_kernel(std::string_view kernel_name);
 

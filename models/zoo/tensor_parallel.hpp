@@ -31,6 +31,12 @@ namespace trainsim::models {
 //   entry and a reduce-scatter on exit (the reverse backward, plus the all-gather of the saved
 //   input shard before the weight gradient), and the replicated work between regions runs on
 //   the rank's seq / tp tokens.
+//
+// An imported workload (whole.measured) is split by its layers' tensor-parallel roles instead
+// (MeasuredOrigin::tp_roles; README "How it is simulated"): the same layer list with each split
+// kernel's share of work and rank GEMM view (KernelSpec::measured_*), per-rank params, and the
+// same TpCollectives (all-reduces; sequence parallelism is refused). Throws InputError(where,
+// ...) when no layer has a role, or features, batched-GEMM batches or heads are not divisible.
 ZooModel shard_tensor_parallel(const ZooModel& whole, int tp, bool sequence_parallel,
                                const std::string& where);
 

@@ -14,6 +14,7 @@
 //   (a ReLU output that the next conv also needs is stored once, as PyTorch does). Dropout masks
 //   are one byte per element whatever the compute dtype, so they live in `saved_mask_bytes`.
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -79,6 +80,13 @@ struct KernelSpec {
   double measured_s = 0;
   double measured_gap_s = 0;
   double measured_host_s = 0;
+  // Tensor parallelism of an imported workload (shard_tensor_parallel): the share of the measured
+  // kernel's FLOPs and bytes one rank runs, and the rank's GEMM view (0: `gemm` unchanged). The
+  // work above stays the measured kernel's; the kernel model's ratio between the two gives the
+  // rank's time (models/kernel_plan.cpp measured_launch).
+  double measured_flops_share = 1;
+  double measured_bytes_share = 1;
+  sim::GemmShape measured_rank_gemm;
 };
 
 // The kernel `k` for `batch` samples in `dtype` (activations and parameters `dtype` wide;
@@ -172,6 +180,13 @@ struct Layer {
   }
 };
 
+// The tensor-parallel role of an imported workload's layer (its workload file's "tp"; README
+// "The workload file"), Megatron-LM's split (Shoeybi et al. 2019 Sec. 3): column-parallel linears
+// split their output features, row-parallel ones their input features, vocabulary-parallel
+// embeddings and heads their vocabulary rows; `split` layers run between a column and its row
+// layer (or after a vocabulary-parallel head) on the rank's share of the features.
+enum class ImportedTpRole { replicated, column, row, vocab, split };
+
 // Where an imported workload was measured: its kernels' times hold on `accelerator` for `batch`
 // samples in `precision`; the optimizer kernels are the step's measured ones (for the whole
 // model's parameters).
@@ -183,6 +198,10 @@ struct MeasuredOrigin {
   double host_per_step_s = 0;  // the host's time per step outside launches (the framework's)
   int host_syncs_per_step = 0;
   std::vector<KernelSpec> optimizer;
+  // Per layer, its tensor-parallel role (empty: all replicated), and the attention heads (query,
+  // key/value) its kernels run where the trace says (0: unknown), which tp must divide.
+  std::vector<ImportedTpRole> tp_roles;
+  std::vector<std::array<std::int64_t, 2>> tp_heads;
   // The measured kernels' names (their KernelSpec::what), shared by every copy of the model.
   std::shared_ptr<const std::deque<std::string>> kernel_names;
 };

@@ -164,10 +164,77 @@ HOSTILE("workload: a negative time", {"simulate", "@/s.json"}, 2,
            "class": "gemm", "time_s": -1}]}]})"}})
 HOSTILE("workload: an unknown key", {"simulate", "@/s.json"}, 2, {"@/w.json: layer"},
         {{"s.json", scenario_with_workload()}, {"w.json", workload("gemm", R"(, "layer": [])")}})
-HOSTILE("workload: tensor parallelism is refused",
+HOSTILE("workload: tensor parallelism of a workload with no tensor-parallel roles",
         {"simulate", "@/s.json", "--set", "parallelism.tensor=2"}, 2,
-        {"parallelism.tensor", "tensor parallelism of an imported workload"},
+        {"parallelism.tensor",
+         "of an imported workload needs its layers' tensor-parallel roles, "
+         "and no layer of it carries one"},
         {{"s.json", scenario_with_workload()}, {"w.json", workload()}})
+
+namespace {
+
+// A workload whose layers are `layers` (JSON objects), with a GEMM forward kernel maker.
+std::string tp_workload(const std::string& layers) {
+  return R"({"kind": "trainsim_workload", "version": 1, "accelerator": "h100-sxm5",
+  "precision": "bf16", "batch": 8, "layers": [)" +
+         layers + "]}";
+}
+
+std::string tp_layer(const std::string& name, const std::string& role, const std::string& gemm) {
+  return R"({"name": ")" + name + R"(", "tp": ")" + role +
+         R"(", "forward": [{"name": "g", "class": "gemm", "time_s": 1e-5, "flops": 1e6, "gemm": )" +
+         gemm + "}]}";
+}
+
+}  // namespace
+
+HOSTILE("workload: an unknown tensor-parallel role", {"simulate", "@/s.json"}, 2,
+        {"@/w.json: layers[0].tp", "diagonal"},
+        {{"s.json", scenario_with_workload()},
+         {"w.json", tp_workload(tp_layer("l0", "diagonal", "[64, 32, 16, 1]"))}})
+HOSTILE("workload: a row-parallel layer without a column-parallel one before it",
+        {"simulate", "@/s.json"}, 2,
+        {"@/w.json: layers[0].tp: layer 'l0' is 'row' without a column-parallel layer before it"},
+        {{"s.json", scenario_with_workload()},
+         {"w.json", tp_workload(tp_layer("l0", "row", "[64, 32, 16, 1]"))}})
+HOSTILE("workload: a column-parallel layer no row-parallel layer closes", {"simulate", "@/s.json"},
+        2,
+        {"@/w.json: layers[0].tp: column-parallel layer 'l0' opens a split region no "
+         "row-parallel layer closes"},
+        {{"s.json", scenario_with_workload()},
+         {"w.json", tp_workload(tp_layer("l0", "column", "[64, 32, 16, 1]"))}})
+HOSTILE("workload: a replicated layer inside a column..row region", {"simulate", "@/s.json"}, 2,
+        {"@/w.json: layers[1].tp: layer 'l1' is 'replicated' inside the split region opened by "
+         "column-parallel layer 'l0'"},
+        {{"s.json", scenario_with_workload()},
+         {"w.json", tp_workload(tp_layer("l0", "column", "[64, 32, 16, 1]") + ", " +
+                                tp_layer("l1", "replicated", "[64, 32, 32, 1]") + ", " +
+                                tp_layer("l2", "row", "[64, 16, 32, 1]"))}})
+HOSTILE("workload: a split layer outside any split region", {"simulate", "@/s.json"}, 2,
+        {"@/w.json: layers[0].tp: layer 'l0' is 'split' outside a column..row region"},
+        {{"s.json", scenario_with_workload()},
+         {"w.json", tp_workload(tp_layer("l0", "split", "[64, 32, 16, 1]"))}})
+HOSTILE("workload: a column-parallel layer without a GEMM view", {"simulate", "@/s.json"}, 2,
+        {"@/w.json: layers[0].tp", "no GEMM kernel with a \"gemm\" view"},
+        {{"s.json", scenario_with_workload()},
+         {"w.json", tp_workload(R"({"name": "l0", "tp": "column", "forward": [{"name": "k",
+           "class": "gemm", "time_s": 1e-5}]}, )" +
+                                tp_layer("l1", "row", "[64, 16, 32, 1]"))}})
+HOSTILE("workload: output features not divisible by tp",
+        {"simulate", "@/s.json", "--set", "parallelism.tensor=2"}, 2,
+        {"parallelism.tensor",
+         "imported layer 'l0' (column) cannot be split by tensor "
+         "parallelism tp=2: its output features 3 is not divisible by tp=2"},
+        {{"s.json", scenario_with_workload()},
+         {"w.json", tp_workload(tp_layer("l0", "column", "[64, 3, 16, 1]") + ", " +
+                                tp_layer("l1", "row", "[64, 16, 3, 1]"))}})
+HOSTILE("workload: sequence parallelism is refused",
+        {"simulate", "@/s.json", "--set", "parallelism.tensor=2", "--set",
+         "parallelism.sequence_parallel=true"},
+        2, {"sequence_parallel", "sequence parallelism of an imported workload"},
+        {{"s.json", scenario_with_workload()},
+         {"w.json", tp_workload(tp_layer("l0", "column", "[64, 32, 16, 1]") + ", " +
+                                tp_layer("l1", "row", "[64, 16, 32, 1]"))}})
 HOSTILE("workload: batch_per_replica max is refused",
         {"simulate", "@/s.json", "--set", "batch_per_replica=max"}, 2,
         {"batch_per_replica: \"max\" needs the activation memory per sample"},

@@ -1,8 +1,8 @@
 // `trainsim import`: synthetic Kineto traces (scripts/make_kineto_trace.py, and the committed
 // examples/traces/mlp_h100_trace.json it wrote) imported and simulated: the round trip on the
 // measuring device reproduces the trace's measured step, another device rescales the kernels
-// through the kernel model, data and pipeline parallelism run, tensor parallelism is refused,
-// and the workload runs in sweep and plan.
+// through the kernel model, data, pipeline and tensor parallelism run (tensor parallelism by
+// the roles the import reads from module names), and the workload runs in sweep and plan.
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/resource.h>
@@ -20,7 +20,12 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/import_trace.hpp"
+#include "cli/profiles_source.hpp"
+#include "models/kernel_plan.hpp"
+#include "models/scenario.hpp"
 #include "models/zoo/imported_workload.hpp"
+#include "models/zoo/tensor_parallel.hpp"
+#include "sim/hw/kernel_model.hpp"
 #include "support/kineto_trace.hpp"
 #include "sweep/cli_support.hpp"
 
@@ -188,10 +193,131 @@ TEST_CASE("data and pipeline parallelism run, tensor parallelism is refused") {
                                "parallelism.microbatches=4", "parallelism.schedule=\"1f1b\""});
   CHECK(pp["pipeline"]["stages"] == 2);
   CHECK(pp["step_time_s"].get<double>() > 0);
+  // The MLP's trace has no module names: no layer has a tensor-parallel role to split by.
   const auto tp = run_cli({"simulate", s, "--set", "parallelism.tensor=2"});
   CHECK(tp.exit_code == 2);
   CHECK_THAT(tp.err, Catch::Contains("parallelism.tensor"));
-  CHECK_THAT(tp.err, Catch::Contains("tensor parallelism of an imported workload"));
+  CHECK_THAT(tp.err, Catch::Contains("no layer of it carries one"));
+  fs::remove_all(dir);
+}
+
+namespace {
+
+// The synthetic GPT-style decoder (scripts/make_kineto_trace.py --transformer): 2 blocks of
+// d_model 1024 with 16 heads, 512 tokens, batch 8, vocabulary 32000, bf16 on an H100.
+constexpr double kB = 8;
+constexpr double kS = 512;
+constexpr double kD = 1024;
+const std::vector<std::string> kTransformer = {
+    "--transformer", "--layers", "2", "--width", "1024", "--batch", "8", "--seq", "512"};
+
+trainsim::models::Scenario load(const std::string& path, const std::vector<std::string>& sets) {
+  static const trainsim::sim::ProfileLibrary profiles = trainsim::cli::load_profile_library({});
+  return trainsim::models::load_scenario(nlohmann::json::parse(slurp(path)), path, sets, profiles);
+}
+
+}  // namespace
+
+TEST_CASE("a transformer trace with module names imports with Megatron's tensor-parallel roles") {
+  const std::string dir = temp_dir();
+  const auto w = import_trace(make_trace(dir, kTransformer), dir);
+  CHECK(w["batch"] == 8);  // the embedding's indices, not its table
+  std::vector<std::string> roles;
+  for (const auto& l : w["layers"])
+    roles.push_back(l.value("tp", "replicated"));
+  // Per block: LayerNorm, QKV (column), attention (split), projection (row), residual add,
+  // LayerNorm, fc1 (column), GELU (split), fc2 (row), residual add.
+  const std::vector<std::string> block = {"replicated", "column", "split", "row", "replicated",
+                                          "replicated", "column", "split", "row", "replicated"};
+  std::vector<std::string> expected = {"vocab"};  // the token embedding
+  expected.insert(expected.end(), block.begin(), block.end());
+  expected.insert(expected.end(), block.begin(), block.end());
+  expected.insert(expected.end(), {"replicated", "vocab", "split"});  // norm, LM head, loss
+  CHECK(roles == expected);
+  CHECK(w["layers"][3]["heads"] == 16);  // the attention's [8, 16, 512, 64] inputs
+  fs::remove_all(dir);
+}
+
+TEST_CASE("tensor parallelism of an imported transformer: split kernels, all-reduces, step") {
+  using namespace trainsim;
+  const std::string dir = temp_dir();
+  const auto w = import_trace(make_trace(dir, kTransformer), dir);
+  const std::string path = scenario(dir, "dgx-h100", 8);
+  const models::Scenario s1 = load(path, {});
+  const models::Scenario s2 = load(path, {"parallelism.tensor=2"});
+  const models::ZooModel rank = models::shard_tensor_parallel(s2.model, 2, false, "test");
+  REQUIRE(rank.layers.size() == s1.model.layers.size());
+
+  // Megatron's all-reduces: forward after each row layer (2 per block), the embedding's output
+  // and the cross entropy's three statistics; backward of each region's first column layer's
+  // input gradient (2 per block) and of the LM head's. Each big one is a [512, 1024] bf16
+  // activation per sample: 8 MiB for the batch of 8.
+  int fwd = 0;
+  int bwd = 0;
+  for (const auto& l : rank.layers) {
+    for (const auto& c : l.tp_fwd) {
+      ++fwd;
+      CHECK((c.elements_per_sample == kS * kD || c.elements_per_sample == kS));
+    }
+    for (const auto& c : l.tp_bwd) {
+      ++bwd;
+      CHECK(c.elements_per_sample * kB * 2 == 8.0 * 1024 * 1024);
+    }
+  }
+  CHECK(fwd == 2 * 2 + 1 + 3);
+  CHECK(bwd == 2 * 2 + 1);
+  CHECK(rank.layers[4].tp_fwd.at(0).elements_per_sample * kB * 2 == 8.0 * 1024 * 1024);
+
+  // The QKV GEMM (layer 2, [4096 tokens, 3072, 1024]) runs [4096, 1536, 1024] per rank: its
+  // measured time times the kernel model's ratio of the two shapes on the H100.
+  const models::Layer& qkv = s1.model.layers[2];
+  const models::KernelSpec& g = qkv.fwd_kernels.at(0);
+  REQUIRE(g.gemm.n == 3 * kD);
+  sim::Kernel whole = models::instantiate(g, kB, sim::Dtype::bf16);
+  sim::Kernel half = whole;
+  half.flops /= 2;
+  half.gemm.n /= 2;
+  const auto footprint = [](const sim::GemmShape& v) { return v.m * v.k + v.k * v.n + v.m * v.n; };
+  half.bytes *= footprint(half.gemm) / footprint(whole.gemm);
+  const double ratio = sim::kernel_body_s(s1.cluster.accelerator, half) /
+                       sim::kernel_body_s(s1.cluster.accelerator, whole);
+  CHECK(ratio >= 0.5);  // a split GEMM never runs faster than its share of the work
+  CHECK(ratio < 0.6);
+  std::vector<models::Launch> one;
+  std::vector<models::Launch> two;
+  models::layer_launches(s1, qkv, models::Pass::forward, kB, one);
+  models::layer_launches(s2, rank.layers[2], models::Pass::forward, kB, two);
+  CHECK(one.at(0).device_s == Approx(g.measured_s + g.measured_gap_s));
+  CHECK(two.at(0).device_s == Approx(g.measured_s * ratio + g.measured_gap_s));
+  // Per-rank parameters: the split layers' halve (the norms' stay whole).
+  CHECK(rank.layers[2].params == (3 * 1024 * 1024 + 3 * 1024) / 2);
+  CHECK(rank.layers[4].params == 1024 * 1024 / 2 + 1024);  // the row layer's bias stays whole
+
+  // The step: tp 1 round-trips; tp 2 on NVLink is faster and spends time in the all-reduces.
+  const auto r1 = simulate(path);
+  const auto r2 = simulate(path, {"parallelism.tensor=2"});
+  const double measured = w["measured_step_s"].get<double>();
+  INFO("measured " << measured << " s, tp 1 " << r1["step_time_s"] << " s, tp 2 "
+                   << r2["step_time_s"]);
+  CHECK(std::abs(r1["step_time_s"].get<double>() / measured - 1) < 0.05);
+  CHECK(r2["step_time_s"].get<double>() < r1["step_time_s"].get<double>());
+  CHECK(r2["breakdown_s"]["tp_comm"].get<double>() > 0);
+  CHECK_THAT(r2["workload"]["note"].get<std::string>(),
+             Catch::Contains("layers split over 2 tensor-parallel ranks"));
+  CHECK(r1["breakdown_s"]["tp_comm"].get<double>() == 0);
+  // 16 heads do not split over 32 ranks (Megatron-LM's rule, as for the zoo's models).
+  const auto tp32 = run_cli({"simulate", path, "--set", "parallelism.tensor=32"});
+  CHECK(tp32.exit_code == 2);
+  CHECK_THAT(tp32.err, Catch::Contains("parallelism.tensor"));
+  CHECK_THAT(tp32.err, Catch::Contains("its heads 16 is not divisible by tp=32"));
+  // The zoo's GPT-2 at the same shapes, split by the zoo's own generator, runs the same
+  // tensor-parallel collectives: the same time in them.
+  const std::string zoo = dir + "/zoo.json";
+  std::ofstream(zoo) << R"({"name": "zoo", "cluster": "dgx-h100", "model": {"name": "gpt2_medium",
+    "n_layer": 2, "seq_len": 512, "vocab": 32000}, "precision": "bf16", "batch_per_replica": 8,
+    "parallelism": {"data": 1, "tensor": 2}, "steps": 4, "warmup_steps": 1})";
+  CHECK(simulate(zoo)["breakdown_s"]["tp_comm"].get<double>() ==
+        Approx(r2["breakdown_s"]["tp_comm"].get<double>()).epsilon(1e-9));
   fs::remove_all(dir);
 }
 
