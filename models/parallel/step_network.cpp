@@ -109,6 +109,7 @@ sim::Transfer StepNetwork::collective(int k, Port port, col::Op op, int ranks, d
 }
 
 sim::Transfer StepNetwork::exchange(int k, Port port, double bus, double standalone_s) const {
+  // `bus`: the bytes each way through the port (the header's bytes_each_way).
   sim::Transfer t;
   t.standalone_s = standalone_s;
   if (!(bus > 0) || !(standalone_s > 0)) return t;  // nothing moves: it shares no link

@@ -75,6 +75,20 @@ TEST_CASE("a transfer alone takes its standalone time; ports follow the cluster"
   CHECK(finish_s(e2, b, t) == Approx(t.standalone_s).epsilon(1e-9));
 }
 
+TEST_CASE("a ring moves 2(n-1)/n of a bucket each way, a parameter-server worker the bucket") {
+  const Scenario s = ethernet_pair();
+  Engine e;
+  StepNetwork net(e, s, 2);
+  // 8 ranks: a ring all-reduce's bus bytes are 2 x 7/8 of the 50 MB bucket each way; a
+  // parameter-server worker pushes 50 MB and pulls 50 MB whatever the worker count.
+  const Transfer ring = net.collective(0, Port::nic, col::Op::allreduce, 8, 50e6, 2.0);
+  CHECK(ring.bytes == Approx(87.5e6).epsilon(1e-12));
+  CHECK(ring.latency_s == Approx(2.0 - 87.5e6 / 125e6).epsilon(1e-12));
+  const Transfer ps = net.exchange(0, Port::nic, 50e6, 2.0);
+  CHECK(ps.bytes == Approx(50e6).epsilon(1e-12));
+  CHECK(ps.latency_s == Approx(2.0 - 0.4).epsilon(1e-12));
+}
+
 TEST_CASE("a collective and a send on one port share it max-min fairly (closed form)") {
   const Scenario s = ethernet_pair();
   for (const bool inbound : {false, true}) {
