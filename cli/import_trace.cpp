@@ -9,6 +9,7 @@
 #include <fstream>
 #include <map>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -187,6 +188,17 @@ void price_op(const RawEvent& e, CpuOp& op) {
     op.gemm = {m, nn, k, b};
     set_dtype();
   };
+  // A convolution's output positions (activation dims 2..) and kernel window (weight dims 2..).
+  const auto spatial_and_window = [](const std::vector<std::int64_t>& act,
+                                     const std::vector<std::int64_t>& weight) {
+    double spatial = 1;
+    double window = 1;
+    for (std::size_t i = 2; i < act.size(); ++i) {
+      spatial *= static_cast<double>(act[i]);
+      window *= static_cast<double>(weight[i]);
+    }
+    return std::pair{spatial, window};
+  };
   const auto& a = dim(0);
   if (n == "aten::mm" && a.size() == 2 && dim(1).size() == 2) {
     gemm(1, static_cast<double>(a[0]), static_cast<double>(a[1]), static_cast<double>(dim(1)[1]));
@@ -209,12 +221,7 @@ void price_op(const RawEvent& e, CpuOp& op) {
   if (conv && a.size() >= 3 && dim(1).size() == a.size()) {
     // out[N, O, spatial] = sum over C/g x kernel window: 2 x N x O x spatial x (C/g x window).
     const auto& w = dim(1);
-    double spatial = 1;
-    double window = 1;
-    for (std::size_t i = 2; i < a.size(); ++i) {
-      spatial *= static_cast<double>(a[i]);
-      window *= static_cast<double>(w[i]);
-    }
+    const auto [spatial, window] = spatial_and_window(a, w);
     const double per_out = static_cast<double>(w[1]) * window;
     op.flops = 2 * static_cast<double>(a[0]) * static_cast<double>(w[0]) * spatial * per_out;
     op.gemm = {static_cast<double>(a[0]) * spatial, static_cast<double>(w[0]), per_out, 1};
@@ -224,12 +231,7 @@ void price_op(const RawEvent& e, CpuOp& op) {
     // Input and weight gradients: two convolutions of the forward's size each.
     const auto& g = dim(0);
     const auto& w = dim(2);
-    double spatial = 1;
-    double window = 1;
-    for (std::size_t i = 2; i < g.size(); ++i) {
-      spatial *= static_cast<double>(g[i]);
-      window *= static_cast<double>(w[i]);
-    }
+    const auto [spatial, window] = spatial_and_window(g, w);
     op.flops = 4 * static_cast<double>(g[0]) * static_cast<double>(g[1]) * spatial *
                static_cast<double>(w[1]) * window;
     set_dtype();

@@ -180,7 +180,8 @@ TEST_CASE("another accelerator scales the measured kernels by the kernel model")
   fs::remove_all(dir);
 }
 
-TEST_CASE("data and pipeline parallelism run, tensor parallelism is refused") {
+TEST_CASE(
+    "data and pipeline parallelism run, and tensor parallelism without module names is refused") {
   const std::string dir = temp_dir();
   (void)import_trace(kExampleTrace, dir);
   const std::string s = scenario(dir, "dgx-h100", 256);
