@@ -471,21 +471,47 @@ int dle_accumulation(const TableRow& r, bool amp) {
   return 1;
 }
 
+// The precision a row's throughput was measured in. The throughput column's own header names it
+// where a table has one column per precision ("Number of samples used with TF32"); the extracted
+// `precision` field is wrong for WaveGlow's TF32/FP32 columns (Tacotron2/README.md lines 704-706
+// and 748-750 say AMP for both columns), so the header wins.
+std::string dle_precision(const TableRow& r) {
+  const std::string column = r.at("precision_column");
+  if (column.find("TF32") != std::string::npos) return "TF32";
+  if (column.find("FP32") != std::string::npos) return "FP32";
+  if (column.find("mixed precision") != std::string::npos) return "AMP";
+  return r.at("precision");
+}
+
+// The batch per GPU of a row: where the batch cell gives one per precision ("10@FP16, 4@TF32"),
+// the one of the row's precision (FP16 is the AMP column's).
+std::optional<double> dle_batch(const TableRow& r, const std::string& precision) {
+  const std::string raw = r.at("batch_raw");
+  const std::string want = precision == "AMP" ? "FP16" : precision;
+  static const std::regex per_precision(R"((\d+)\s*@\s*([A-Z0-9]+))");
+  for (auto it = std::sregex_iterator(raw.begin(), raw.end(), per_precision);
+       it != std::sregex_iterator(); ++it) {
+    if ((*it)[2] == want) return std::stod((*it)[1]);
+  }
+  return r.number("batch_per_gpu");
+}
+
 std::vector<ValidationPoint> dle_throughput(const sim::ProfileLibrary& lib) {
   std::vector<ValidationPoint> out;
   for_each_row(embedded_table("dle_training_throughput_calibration.csv"), [&](const TableRow& r) {
     const auto model = dle_workload(r);
     auto throughput = r.number("throughput");
-    auto batch = r.number("batch_per_gpu");
+    const std::string row_precision = dle_precision(r);
+    auto batch = dle_batch(r, row_precision);
     if (!model || !throughput || !batch) return;
     if (r.at("throughput_unit") == "million samples/s") *throughput *= 1e6;
     const std::string gpu = r.at("gpu");
     const std::string accelerator = gpu == "V100-16GB"   ? "v100-sxm2-16gb"
                                     : gpu == "V100-32GB" ? "v100-sxm2-32gb"
                                                          : "a100-sxm4-40gb";
-    const std::string precision = r.at("precision") == "AMP"    ? "fp16"
-                                  : r.at("precision") == "TF32" ? "tf32"
-                                                                : "fp32";
+    const std::string precision = row_precision == "AMP"    ? "fp16"
+                                  : row_precision == "TF32" ? "tf32"
+                                                            : "fp32";
     const bool amp = precision == "fp16";
     const DgxSystem dgx = dgx_system(r.at("system_heading"));
     int nodes = 1;
@@ -501,8 +527,14 @@ std::vector<ValidationPoint> dle_throughput(const sim::ProfileLibrary& lib) {
     int accumulation = dle_accumulation(r, amp);
     if (*batch >= 1024 && accumulation > 1) *batch /= accumulation;
     if (*batch > 1024) return;
-    const std::string framework =
-        r.at("framework") == "PyTorch" ? "pytorch_eager" : "tensorflow_xla";
+    // TensorFlow scripts: BERT and ResNet-50 train with XLA (--use_xla / --xla in their
+    // launch scripts); GNMT (examples/DGXA100_*.sh: nmt.py) and Transformer-XL (tf/
+    // run_wt103_base.sh: main.py) pass no XLA flag and run TF1's graph executor.
+    const std::string model_name = r.at("model");
+    const std::string framework = r.at("framework") == "PyTorch" ? "pytorch_eager"
+                                  : model_name == "GNMT v2" || model_name == "Transformer-XL"
+                                      ? "tensorflow_graph"
+                                      : "tensorflow_xla";
     nlohmann::json cluster =
         single_node(accelerator, std::min(gpus, dgx.gpus_per_node), dgx.intra_link, dgx.host,
                     dgx.gpus_per_node == 16 ? "pcie3-x16" : "pcie4-x16", true);
@@ -526,12 +558,12 @@ std::vector<ValidationPoint> dle_throughput(const sim::ProfileLibrary& lib) {
                           {"warmup_steps", 1}};
     ValidationPoint p;
     p.series = r.at("model") + " " + r.at("model_variant") + " " + r.at("table_heading") + " " +
-               r.at("framework") + " " + gpu + " " + r.at("precision") + " " +
+               r.at("framework") + " " + gpu + " " + row_precision + " " +
                (bert ? model->model.at("seq_len").dump() : std::string());
     p.x = gpus;
     p.gpus = gpus;
     p.label = r.at("path") + ":" + r.at("line") + " " + gpu + " x" + std::to_string(gpus) + " " +
-              r.at("precision") + " batch " + fmt(*batch);
+              row_precision + " batch " + fmt(*batch);
     p.measured = *throughput;
     p.predicted = model->units_per_sample *
                   simulate_throughput(

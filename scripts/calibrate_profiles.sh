@@ -66,6 +66,14 @@ if [ "$stage" = all ] || [ "$stage" = end_to_end ]; then
   step pytorch_lambda lambda_dp_scaling_fp32 '(resnet50|ssd)' \
     kernels/nvidia-ampere-ga100:compute.conv.tf32 kernels/nvidia-ampere-ga10x:compute.conv.tf32 \
     kernels/nvidia-ada:compute.conv.tf32
+  # Large transformer GEMMs of A100 in fp16 from Megatron-LM's sustained runs (its A100 rows; the
+  # V100 rows check Volta's DeepBench-fitted values). gemm.bf16 is then set to the same value by
+  # hand (the same tensor-core rate; no table here runs A100 GEMMs in bf16).
+  step a100_gemm16 megatron 'A100' kernels/nvidia-ampere-ga100:compute.gemm.fp16
+  # TF32 GEMMs of A100 from the same table's A100 BERT fine-tuning rows (GEMM-bound; the fitted
+  # 0.44 x 156 = 69 TFLOP/s is far above FP32's 19.5 TFLOP/s peak, so these runs' matmuls ran in
+  # TF32).
+  step a100_gemm_tf32 lambda_dp_scaling_fp32 'A100.*bert' kernels/nvidia-ampere-ga100:compute.gemm.tf32
   # (dle_training_throughput is fitted on by nothing: it checks these values on other frameworks,
   # precisions and models.)
 fi

@@ -76,6 +76,16 @@ TEST_CASE("step time is linear in batch size, so v = b/(b/v0 + t) holds") {
   CHECK(t[0] - slope1 * b[0] > 0);                // a fixed per-step cost t > 0
 }
 
+TEST_CASE("TF1 graph mode launches every pointwise op that XLA fuses into its producer") {
+  const auto xla = simulate_json({"--set", "framework=tensorflow_xla"});
+  const auto graph = simulate_json({"--set", "framework=tensorflow_graph"});
+  // The same convolutions; batch norm's ReLU and the residual adds become kernels of their own.
+  CHECK(graph["kernels_per_step"].get<double>() > xla["kernels_per_step"].get<double>());
+  CHECK(graph["breakdown_s"]["compute"].get<double>() >
+        xla["breakdown_s"]["compute"].get<double>());
+  CHECK(graph["step_time_s"].get<double>() > xla["step_time_s"].get<double>());
+}
+
 TEST_CASE("an input-bound step equals max(accelerator step, upstream time / echo factor)") {
   // Few workers: the host is the bottleneck. The accelerator step is the same scenario with
   // synthetic (always ready) inputs.
