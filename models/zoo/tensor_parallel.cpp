@@ -109,6 +109,18 @@ bool has_view(const KernelSpec& k) {
   return sim::is_compute_class(k.cls) && k.gemm.m > 0 && k.gemm.n > 0 && k.gemm.k > 0;
 }
 
+// Splits every batch-1 GEMM of a layer along its split features: forward kernels look for them
+// in `fwd`'s order of dimensions, backward kernels in `bwd`'s.
+void split_layer_gemms(Layer& l, std::initializer_list<Dim> fwd, std::initializer_list<Dim> bwd,
+                       double features, double rank_features, const SplitKernel& ctx) {
+  for (KernelSpec& k : l.fwd_kernels) {
+    if (has_view(k) && k.gemm.batch == 1) split_gemm(k, fwd, features, rank_features, ctx);
+  }
+  for (KernelSpec& k : l.bwd_kernels) {
+    if (has_view(k) && k.gemm.batch == 1) split_gemm(k, bwd, features, rank_features, ctx);
+  }
+}
+
 // The first forward GEMM of a linear layer (batch-1 view), as imported_workload.cpp weight_gemm.
 const KernelSpec* forward_gemm(const Layer& l) {
   for (const KernelSpec& k : l.fwd_kernels) {
@@ -198,14 +210,7 @@ ZooModel shard_imported(const ZooModel& whole, int tp, bool sequence_parallel,
         if (std::fmod(out, t) != 0) refuse("output features", out);
         share = 1 / t;
         share_all(l, share);
-        for (KernelSpec& k : l.fwd_kernels) {
-          if (has_view(k) && k.gemm.batch == 1)
-            split_gemm(k, {Dim::n, Dim::k, Dim::m}, out, out / t, ctx);
-        }
-        for (KernelSpec& k : l.bwd_kernels) {
-          if (has_view(k) && k.gemm.batch == 1)
-            split_gemm(k, {Dim::k, Dim::m, Dim::n}, out, out / t, ctx);
-        }
+        split_layer_gemms(l, {Dim::n, Dim::k, Dim::m}, {Dim::k, Dim::m, Dim::n}, out, out / t, ctx);
         // The first column layer of a region: its input's gradient, summed over the region's
         // column layers by autograd, is all-reduced once (Megatron's f operator, backward).
         if (!region_open)
@@ -220,14 +225,7 @@ ZooModel shard_imported(const ZooModel& whole, int tp, bool sequence_parallel,
         // gradient stay whole (after the all-reduce, Megatron's RowParallelLinear).
         const double in = fg->gemm.k;
         if (std::fmod(in, t) != 0) refuse("input features", in);
-        for (KernelSpec& k : l.fwd_kernels) {
-          if (has_view(k) && k.gemm.batch == 1)
-            split_gemm(k, {Dim::k, Dim::n, Dim::m}, in, in / t, ctx);
-        }
-        for (KernelSpec& k : l.bwd_kernels) {
-          if (has_view(k) && k.gemm.batch == 1)
-            split_gemm(k, {Dim::n, Dim::k, Dim::m}, in, in / t, ctx);
-        }
+        split_layer_gemms(l, {Dim::k, Dim::n, Dim::m}, {Dim::n, Dim::k, Dim::m}, in, in / t, ctx);
         add_tp(l.tp_fwd, fg->gemm.m * fg->gemm.n / batch, "row out allreduce");
         region_open = false;
         const double weight = fg->gemm.n * fg->gemm.k;
@@ -274,14 +272,8 @@ ZooModel shard_imported(const ZooModel& whole, int tp, bool sequence_parallel,
               static_cast<double>(tp_padded_vocab(static_cast<std::int64_t>(vocab), tp) / tp);
           share = rank_vocab / vocab;
           share_all(l, share);
-          for (KernelSpec& k : l.fwd_kernels) {
-            if (has_view(k) && k.gemm.batch == 1)
-              split_gemm(k, {Dim::n, Dim::k, Dim::m}, vocab, rank_vocab, ctx);
-          }
-          for (KernelSpec& k : l.bwd_kernels) {
-            if (has_view(k) && k.gemm.batch == 1)
-              split_gemm(k, {Dim::k, Dim::m, Dim::n}, vocab, rank_vocab, ctx);
-          }
+          split_layer_gemms(l, {Dim::n, Dim::k, Dim::m}, {Dim::k, Dim::m, Dim::n}, vocab,
+                            rank_vocab, ctx);
           const double tokens = fg->gemm.m / batch;
           add_tp(l.tp_bwd, tokens * fg->gemm.k, "lm head dgrad allreduce");
           add_tp(l.tp_fwd, tokens, "cross entropy max allreduce");
