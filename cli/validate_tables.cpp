@@ -208,19 +208,23 @@ std::vector<ValidationPoint> deepbench_lstm(const sim::ProfileLibrary& lib) {
     const auto k = kernel_row(r, lib);
     const auto hidden = r.number("hidden_units"), n = r.number("N"), steps = r.number("timesteps");
     if (!k || !hidden || !n || !steps) return;
-    // DeepBench's LSTM takes inputs as wide as its hidden state.
+    // DeepBench's rnn_bench builds its LSTM with CUDNN_SKIP_INPUT (inputs as wide as the hidden
+    // state, added to the gates with no input GEMM) and times cudnnRNNForwardTraining,
+    // cudnnRNNBackwardData and cudnnRNNBackwardWeights (baidu-research/DeepBench
+    // code/nvidia/rnn_bench.cu).
     models::NetBuilder nb;
     const auto h = static_cast<std::int64_t>(*hidden);
     const models::Tensor x = nb.input({static_cast<std::int64_t>(*steps), h}, true);
     nb.begin("lstm", models::OpClass::recurrent, x.elements());
-    nb.end(nb.lstm(x, h));
+    nb.end(nb.lstm(x, h, models::LstmInput::skip));
     const auto layers = nb.take_layers();
-    const auto& fwd = layers[0].fwd_kernels;  // input projection, cells
-    const auto& bwd = layers[0].bwd_kernels;  // cells backward, input dgrad, weight grad
+    std::vector<models::KernelSpec> data_grad, weight_grad;
+    for (const models::KernelSpec& k : layers[0].bwd_kernels)
+      (std::string_view(k.what) == "lstm weight grad" ? weight_grad : data_grad).push_back(k);
     const std::vector<std::pair<const char*, std::vector<models::KernelSpec>>> parts{
-        {"fwd_ms", fwd},
-        {"bwd_inputs_ms", {bwd.at(0), bwd.at(1)}},
-        {"bwd_weights_ms", {bwd.at(2)}}};
+        {"fwd_ms", layers[0].fwd_kernels},
+        {"bwd_inputs_ms", data_grad},
+        {"bwd_weights_ms", weight_grad}};
     const std::string shape = " lstm h" + fmt(*hidden) + " N" + fmt(*n) + " T" + fmt(*steps);
     for (const auto& [column, kernels] : parts) {
       const auto t = r.number(column);

@@ -185,7 +185,7 @@ void layer_launches(const Scenario& s, const Layer& l, Pass pass, double batch,
     cast.bytes = elements * batch * (4 + sim::dtype_bytes(storage_dtype(s)));
     if (fuse && out.size() > first) {  // folded into the producer like any pointwise op
       cast.bytes /= 3;
-      out.back().device_s += sim::kernel_body_s(acc, cast) / out.back().count;
+      out.back().device_s += sim::kernel_body_s(acc, cast) * k.repeat / out.back().count;
       return;
     }
     out.push_back({"autocast cast", cast.cls, sim::kernel_time_s(acc, cast), host, k.repeat});
@@ -206,8 +206,10 @@ void layer_launches(const Scenario& s, const Layer& l, Pass pass, double batch,
     if (fuse && k.cls == sim::KernelClass::elementwise && out.size() > first) {
       // Fused into its producer: no launch, no gap; only the extra operand is read (a third of
       // the standalone kernel's read + write traffic).
+      // Spread over the producer's launches: k.repeat launches' worth of work (a loop body's
+      // pointwise op folds into the loop's producer launch by launch).
       kernel.bytes /= 3;
-      out.back().device_s += sim::kernel_body_s(acc, kernel) / out.back().count;
+      out.back().device_s += sim::kernel_body_s(acc, kernel) * k.repeat / out.back().count;
       continue;
     }
     out.push_back({k.what, k.cls, sim::kernel_time_s(acc, kernel), host, k.repeat});

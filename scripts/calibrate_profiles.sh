@@ -31,8 +31,9 @@ if [ "$stage" = all ] || [ "$stage" = kernels ]; then
     kernels/nvidia-volta:winograd_gain.fp32
   step volta_conv16 deepbench_conv 'v100-sxm2-16gb fp16' kernels/nvidia-volta:compute.conv.fp16
   step volta_lstm32 deepbench_lstm 'v100-sxm2-16gb fp32' kernels/nvidia-volta:compute.recurrent.fp32
-  # (fp16 LSTM cells are bound by re-reading the recurrent weights each step: recurrent.fp16 moves
-  # no DeepBench row and stays an estimate.)
+  # (DeepBench's LSTM is cuDNN's skip-input mode: no input GEMM. Its fp16 calibration-half cells are
+  # bound by re-reading the recurrent weights each step: recurrent.fp16 moves none of them and
+  # stays an estimate.)
 fi
 if [ "$stage" = all ] || [ "$stage" = kernels ] || [ "$stage" = kernels2 ]; then
   step pascal_gemm deepbench_gemm '(p100-sxm2-16gb|gtx-1080-ti) fp32' \

@@ -667,40 +667,65 @@ Tensor NetBuilder::attention(const Tensor& q, const Tensor& k, const Tensor& v, 
   return out;
 }
 
-Tensor NetBuilder::lstm(const Tensor& in, std::int64_t hidden) {
+Tensor NetBuilder::lstm(const Tensor& in, std::int64_t hidden, LstmInput input) {
   const double seq = static_cast<double>(in.shape.at(0));
   const auto in_features = in.features();
+  const bool linear = input == LstmInput::linear;
+  if (!linear && in_features != hidden) {
+    throw ShapeError(
+        "an LSTM that adds its input to the gates (skip input) needs inputs as wide "
+        "as its hidden state (" +
+        std::to_string(in_features) + " vs " + std::to_string(hidden) + ")");
+  }
   const double h = static_cast<double>(hidden);
-  const double macs_x = seq * 4 * h * static_cast<double>(in_features);
+  const double x = linear ? static_cast<double>(in_features) : 0.0;  // input weight columns
+  const double macs_x = seq * 4 * h * x;
   const double macs_h = seq * 4 * h * h;
   const double gate_flops = seq * kLstmGateFlopsPerHidden * h;
   const double bias_flops = seq * 8 * h;
   Tensor out = make({in.shape.at(0), hidden}, true);
   add_costs(2 * (macs_x + macs_h) + bias_flops + gate_flops, macs_x + macs_h,
             (needs_grad(in) ? 2 * macs_x : 0) + 2 * macs_h + gate_flops,
-            2 * (macs_x + macs_h) + bias_flops, 4 * hidden * (in_features + hidden) + 8 * hidden,
-            4);
-  // cuDNN's LSTM: the input projections of all time steps as one GEMM, then one recurrent kernel
-  // per time step (h_{t-1} W_hh plus the gates); backward runs the steps in reverse, then the
-  // input-gradient and weight-gradient GEMMs over all steps.
-  const double x = static_cast<double>(in_features);
+            2 * (macs_x + macs_h) + bias_flops,
+            4 * hidden * (static_cast<std::int64_t>(x) + hidden) + 8 * hidden, linear ? 4 : 3);
+  // cuDNN's LSTM (Appleyard, 'Optimizing Recurrent Neural Networks in cuDNN 5', NVIDIA developer
+  // blog, 2016): the input projections of all time steps as one GEMM; then per time step one GEMM
+  // h_{t-1} W_hh for the four gates at once and one kernel for all the pointwise gate work
+  // (biases, sigmoids, tanh, the cell update). Backward runs the steps in reverse (the pointwise
+  // gate gradients, then the GEMM for dh_{t-1}), then the input-gradient and weight-gradient
+  // GEMMs over all steps. PyTorch's LSTMCell launches the same per step: two addmm (input and
+  // hidden) and one fused cell kernel.
   const double steps = seq;
   const double w_ih = 4 * h * x;
   const double w_hh = 4 * h * h;
-  fwd(gemm_spec("lstm input projection", KernelClass::gemm, 2 * macs_x, seq * (x + 4 * h), w_ih,
-                {seq, 4 * h, x, 1}, BatchDim::m));
-  KernelSpec cell =
-      gemm_spec("lstm cell", KernelClass::recurrent, (2 * macs_h + gate_flops + bias_flops) / steps,
-                10 * h, w_hh, {1, 4 * h, h, 1}, BatchDim::m);
+  if (linear) {
+    fwd(gemm_spec("lstm input projection", KernelClass::gemm, 2 * macs_x, seq * (x + 4 * h), w_ih,
+                  {seq, 4 * h, x, 1}, BatchDim::m));
+  }
+  // Per step and sample: the GEMM reads h_{t-1} (h) and writes the gate pre-activations (4h); the
+  // gate kernel reads those, the input's share (the projection, 4h; or the raw input, h) and
+  // c_{t-1}, and writes h_t, c_t and the four gate activations kept for backward.
+  KernelSpec cell = gemm_spec("lstm cell", KernelClass::recurrent, 2 * macs_h / steps, 5 * h, w_hh,
+                              {1, 4 * h, h, 1}, BatchDim::m);
   cell.repeat = static_cast<int>(steps);
   fwd(cell);
+  KernelSpec gates = mem_spec("lstm gates", KernelClass::elementwise, (linear ? 15 : 12) * h, 8 * h,
+                              0, (gate_flops + bias_flops) / steps);
+  gates.repeat = static_cast<int>(steps);
+  fwd(gates);
   bwd_group();
-  KernelSpec cell_bwd =
-      gemm_spec("lstm cell bwd", KernelClass::recurrent, (2 * macs_h + gate_flops) / steps, 12 * h,
-                w_hh, {1, h, 4 * h, 1}, BatchDim::m);
+  // Backward per step: the gate kernel reads dh (from above and from step t+1), dc, the saved
+  // gates and c, and writes the gate gradients (4h), dc_{t-1} (and dx under skip input); the
+  // GEMM reads the gate gradients and writes dh_{t-1}.
+  KernelSpec gates_bwd = mem_spec("lstm gates bwd", KernelClass::elementwise,
+                                  (linear ? 13 : 14) * h, 0, 0, gate_flops / steps);
+  gates_bwd.repeat = static_cast<int>(steps);
+  bwd(gates_bwd);
+  KernelSpec cell_bwd = gemm_spec("lstm cell bwd", KernelClass::recurrent, 2 * macs_h / steps,
+                                  5 * h, w_hh, {1, h, 4 * h, 1}, BatchDim::m);
   cell_bwd.repeat = static_cast<int>(steps);
   bwd(cell_bwd);
-  if (needs_grad(in)) {
+  if (linear && needs_grad(in)) {
     bwd(gemm_spec("lstm input dgrad", KernelClass::gemm, 2 * macs_x, seq * (x + 4 * h), w_ih,
                   {seq, x, 4 * h, 1}, BatchDim::m));
   }

@@ -53,6 +53,12 @@ Conv2d conv_spec(std::int64_t out_channels, std::int64_t kernel, std::int64_t st
 
 enum class Activation { relu, leaky_relu, gelu, silu, sigmoid, tanh };
 
+// How an LSTM's input enters its gates (cuDNN's cudnnRNNInputMode_t): through an input weight
+// matrix (CUDNN_LINEAR_INPUT, PyTorch's and TensorFlow's LSTMs), or added to the gates as it is
+// (CUDNN_SKIP_INPUT, which needs inputs as wide as the hidden state; DeepBench's rnn_bench times
+// this mode: baidu-research/DeepBench code/nvidia/rnn_bench.cu).
+enum class LstmInput { linear, skip };
+
 class NetBuilder {
  public:
   // The model input, which needs no gradient (or does: a kernel benchmark's data-gradient).
@@ -97,7 +103,7 @@ class NetBuilder {
   Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, std::int64_t heads,
                    bool dropout, const std::vector<Tensor>& saved_storage);
   // One LSTM layer over a sequence {seq, in} -> {seq, hidden} (PyTorch: two bias vectors).
-  Tensor lstm(const Tensor& in, std::int64_t hidden);
+  Tensor lstm(const Tensor& in, std::int64_t hidden, LstmInput input = LstmInput::linear);
   // Softmax cross-entropy (or any pointwise loss) over the logits; keeps them for backward.
   void loss(const Tensor& logits);
 

@@ -5,6 +5,7 @@
 #include <set>
 #include <string>
 
+#include "models/zoo/net_builder.hpp"
 #include "models/zoo/zoo.hpp"
 #include "sim/core/input_error.hpp"
 
@@ -132,4 +133,47 @@ TEST_CASE("bad models and hyper-parameters are input errors that name the culpri
   CHECK_THROWS_WITH(build("transformerxl_base", {{"vocab", 1000}}), Catch::Contains("vocab=1000"));
   CHECK_THROWS_WITH(build("ncf", {{"mlp_0", 255}}), Catch::Contains("mlp_0=255"));
   CHECK_THROWS_WITH(build("gnmt", {{"layers", 1}}), Catch::Contains("layers=1"));
+}
+
+TEST_CASE("an LSTM launches cuDNN's kernels: per step one recurrent GEMM and one gate kernel") {
+  using trainsim::models::KernelSpec;
+  using trainsim::models::LstmInput;
+  using trainsim::models::NetBuilder;
+  const std::int64_t h = 256, steps = 10;
+  const auto build_lstm = [&](LstmInput input, std::int64_t width) {
+    NetBuilder nb;
+    const auto x = nb.input({steps, width}, true);
+    nb.begin("lstm", OpClass::recurrent, x.elements());
+    nb.end(nb.lstm(x, h, input));
+    return nb.take_layers().at(0);
+  };
+  const auto sum_flops = [](const std::vector<KernelSpec>& ks) {
+    double f = 0;
+    for (const auto& k : ks)
+      f += k.flops * k.repeat;
+    return f;
+  };
+  const auto linear = build_lstm(LstmInput::linear, h);
+  const auto skip = build_lstm(LstmInput::skip, h);
+  // Linear input: the input projection GEMM over all steps, then the steps.
+  REQUIRE(linear.fwd_kernels.size() == 3);
+  CHECK(std::string(linear.fwd_kernels[0].what) == "lstm input projection");
+  CHECK(linear.fwd_kernels[1].repeat == steps);
+  CHECK(linear.fwd_kernels[1].cls == trainsim::sim::KernelClass::recurrent);
+  CHECK(linear.fwd_kernels[2].repeat == steps);
+  CHECK(linear.fwd_kernels[2].cls == trainsim::sim::KernelClass::elementwise);
+  // Skip input (CUDNN_SKIP_INPUT, DeepBench's mode): no input GEMMs, no input weights.
+  REQUIRE(skip.fwd_kernels.size() == 2);
+  CHECK(skip.params == 4 * h * h + 8 * h);
+  CHECK(linear.params == 4 * h * (h + h) + 8 * h);
+  const auto weight_grad = [](const auto& layer) {
+    for (const auto& k : layer.bwd_kernels)
+      if (std::string(k.what) == "lstm weight grad") return k.flops;
+    return 0.0;
+  };
+  CHECK(weight_grad(skip) == Approx(weight_grad(linear) / 2));
+  CHECK(sum_flops(skip.fwd_kernels) < sum_flops(linear.fwd_kernels));
+  CHECK(skip.bwd_kernels.size() + 1 == linear.bwd_kernels.size());  // no input dgrad GEMM
+  // Skip input needs inputs as wide as the hidden state.
+  CHECK_THROWS_AS(build_lstm(LstmInput::skip, h + 1), trainsim::models::ShapeError);
 }
