@@ -73,7 +73,11 @@ double host_cost(const Scenario& s, Pass pass) {
                                : s.framework.host_backward_per_kernel_s;
 }
 
-bool wanted(const KernelSpec& k, bool fused_attention) {
+bool wanted(const KernelSpec& k, const Scenario& s) {
+  const bool fused_attention = s.fused_attention;
+  const bool tf_block = s.framework.rnn == sim::RnnKernels::tf_block_lstm;
+  if (k.rnn_form == RnnForm::cudnn_only && tf_block) return false;
+  if (k.rnn_form == RnnForm::tf_block_only && !tf_block) return false;
   switch (k.form) {
     case AttentionForm::any:
       return true;
@@ -192,7 +196,7 @@ void layer_launches(const Scenario& s, const Layer& l, Pass pass, double batch,
   };
   const auto specs_of = pass == Pass::forward ? &l.fwd_kernels : &l.bwd_kernels;
   for (const KernelSpec& k : *specs_of) {
-    if (!wanted(k, s.fused_attention)) continue;
+    if (!wanted(k, s)) continue;
     const bool in_fp32 = fp32_list_ops && k.cls != sim::KernelClass::gemm &&
                          (k.cls == sim::KernelClass::softmax ||
                           (k.cls == sim::KernelClass::normalization &&
@@ -286,7 +290,7 @@ std::vector<KernelUse> kernel_uses(const Scenario& s) {
     for (const auto* specs : {&l.fwd_kernels, &l.bwd_kernels}) {
       if (specs == &l.bwd_kernels && s.inference) continue;
       for (const KernelSpec& k : *specs) {
-        if (wanted(k, s.fused_attention)) used[static_cast<std::size_t>(k.cls)] = true;
+        if (wanted(k, s)) used[static_cast<std::size_t>(k.cls)] = true;
       }
     }
     launches.clear();

@@ -696,41 +696,78 @@ Tensor NetBuilder::lstm(const Tensor& in, std::int64_t hidden, LstmInput input) 
   // GEMMs over all steps. PyTorch's LSTMCell launches the same per step: two addmm (input and
   // hidden) and one fused cell kernel.
   const double steps = seq;
+  const int n_steps = static_cast<int>(steps);
   const double w_ih = 4 * h * x;
   const double w_hh = 4 * h * h;
+  // Each kernel below belongs to cuDNN's form, TensorFlow's BlockLSTM form or both; the framework
+  // profile's `rnn` picks (models/kernel_plan.cpp). Skip input is a cuDNN mode only.
+  const auto cudnn = [&](KernelSpec k) {
+    if (linear) k.rnn_form = RnnForm::cudnn_only;
+    return k;
+  };
+  const auto block = [](KernelSpec k) {
+    k.rnn_form = RnnForm::tf_block_only;
+    return k;
+  };
+  const auto per_step = [&](KernelSpec k, int launches_per_step = 1) {
+    k.repeat = n_steps * launches_per_step;
+    return k;
+  };
   if (linear) {
-    fwd(gemm_spec("lstm input projection", KernelClass::gemm, 2 * macs_x, seq * (x + 4 * h), w_ih,
-                  {seq, 4 * h, x, 1}, BatchDim::m));
+    fwd(cudnn(gemm_spec("lstm input projection", KernelClass::gemm, 2 * macs_x, seq * (x + 4 * h),
+                        w_ih, {seq, 4 * h, x, 1}, BatchDim::m)));
   }
   // Per step and sample: the GEMM reads h_{t-1} (h) and writes the gate pre-activations (4h); the
   // gate kernel reads those, the input's share (the projection, 4h; or the raw input, h) and
   // c_{t-1}, and writes h_t, c_t and the four gate activations kept for backward.
-  KernelSpec cell = gemm_spec("lstm cell", KernelClass::recurrent, 2 * macs_h / steps, 5 * h, w_hh,
-                              {1, 4 * h, h, 1}, BatchDim::m);
-  cell.repeat = static_cast<int>(steps);
-  fwd(cell);
-  KernelSpec gates = mem_spec("lstm gates", KernelClass::elementwise, (linear ? 15 : 12) * h, 8 * h,
-                              0, (gate_flops + bias_flops) / steps);
-  gates.repeat = static_cast<int>(steps);
-  fwd(gates);
+  fwd(cudnn(per_step(gemm_spec("lstm cell", KernelClass::recurrent, 2 * macs_h / steps, 5 * h, w_hh,
+                               {1, 4 * h, h, 1}, BatchDim::m))));
+  fwd(cudnn(per_step(mem_spec("lstm gates", KernelClass::elementwise, (linear ? 15 : 12) * h, 8 * h,
+                              0, (gate_flops + bias_flops) / steps))));
+  // TensorFlow's BlockLSTM (tensorflow/core/kernels/rnn/lstm_ops.cc, BlockLSTMOp and
+  // LSTMBlockCellFprop; the LSTMBlockFusedCell of NVIDIA DeepLearningExamples' TF GNMT,
+  // TensorFlow/Translation/GNMT/block_lstm.py): per step xh = [x_t, h_{t-1}] (a copy), one GEMM
+  // xh W over input and recurrent weights together, and the gate kernel.
+  const double xh = x + h;
+  if (linear) {
+    fwd(per_step(block(mem_spec("lstm xh concat", KernelClass::copy, 2 * xh))));
+    fwd(per_step(block(gemm_spec("lstm cell gemm", KernelClass::gemm, 2 * 4 * h * xh, xh + 4 * h,
+                                 w_ih + w_hh, {1, 4 * h, xh, 1}, BatchDim::m))));
+    fwd(per_step(block(mem_spec("lstm block gates", KernelClass::elementwise, 12 * h, 4 * h, 0,
+                                (gate_flops + bias_flops) / steps))));
+  }
   bwd_group();
   // Backward per step: the gate kernel reads dh (from above and from step t+1), dc, the saved
   // gates and c, and writes the gate gradients (4h), dc_{t-1} (and dx under skip input); the
   // GEMM reads the gate gradients and writes dh_{t-1}.
-  KernelSpec gates_bwd = mem_spec("lstm gates bwd", KernelClass::elementwise,
-                                  (linear ? 13 : 14) * h, 0, 0, gate_flops / steps);
-  gates_bwd.repeat = static_cast<int>(steps);
-  bwd(gates_bwd);
-  KernelSpec cell_bwd = gemm_spec("lstm cell bwd", KernelClass::recurrent, 2 * macs_h / steps,
-                                  5 * h, w_hh, {1, h, 4 * h, 1}, BatchDim::m);
-  cell_bwd.repeat = static_cast<int>(steps);
-  bwd(cell_bwd);
+  bwd(cudnn(per_step(mem_spec("lstm gates bwd", KernelClass::elementwise, (linear ? 13 : 14) * h, 0,
+                              0, gate_flops / steps))));
+  bwd(cudnn(per_step(gemm_spec("lstm cell bwd", KernelClass::recurrent, 2 * macs_h / steps, 5 * h,
+                               w_hh, {1, h, 4 * h, 1}, BatchDim::m))));
   if (linear && needs_grad(in)) {
-    bwd(gemm_spec("lstm input dgrad", KernelClass::gemm, 2 * macs_x, seq * (x + 4 * h), w_ih,
-                  {seq, x, 4 * h, 1}, BatchDim::m));
+    bwd(cudnn(gemm_spec("lstm input dgrad", KernelClass::gemm, 2 * macs_x, seq * (x + 4 * h), w_ih,
+                        {seq, x, 4 * h, 1}, BatchDim::m)));
   }
-  bwd(gemm_spec("lstm weight grad", KernelClass::gemm, 2 * (macs_x + macs_h),
-                seq * (x + 2 * h + 4 * h), w_ih + w_hh, {4 * h, x + h, seq, 1}, BatchDim::k));
+  bwd(cudnn(gemm_spec("lstm weight grad", KernelClass::gemm, 2 * (macs_x + macs_h),
+                      seq * (x + 2 * h + 4 * h), w_ih + w_hh, {4 * h, x + h, seq, 1},
+                      BatchDim::k)));
+  // BlockLSTMGradOp / BlockLSTMBprop per step, in reverse: two adds (the c and h gradients from
+  // above and from step t+1), the gate gradients, xh again, dxh = dicfo W^T (a GEMM), its split
+  // into dx_t and dh_{t-1} (two copies), the weight gradient accumulated in place, W' += xh^T
+  // dicfo (a GEMM whose reduction is the batch: it reads and writes all of W' every step), and
+  // the bias gradient's column sum.
+  if (linear) {
+    bwd(per_step(block(mem_spec("lstm state grad add", KernelClass::elementwise, 3 * h)), 2));
+    bwd(per_step(block(mem_spec("lstm block gates bwd", KernelClass::elementwise, 13 * h, 0, 0,
+                                gate_flops / steps))));
+    bwd(per_step(block(mem_spec("lstm xh concat", KernelClass::copy, 2 * xh))));
+    bwd(per_step(block(gemm_spec("lstm dxh gemm", KernelClass::gemm, 2 * 4 * h * xh, 4 * h + xh,
+                                 w_ih + w_hh, {1, xh, 4 * h, 1}, BatchDim::m))));
+    bwd(per_step(block(mem_spec("lstm dxh split", KernelClass::copy, xh)), 2));
+    bwd(per_step(block(gemm_spec("lstm weight grad step", KernelClass::gemm, 2 * 4 * h * xh,
+                                 xh + 4 * h, 2 * (w_ih + w_hh), {4 * h, xh, 1, 1}, BatchDim::k))));
+    bwd(per_step(block(mem_spec("lstm bias grad step", KernelClass::reduction, 4 * h, 8 * h))));
+  }
   save(in);
   open().saved_elements +=
       seq * 6 * h * repeat_;  // gate activations (4h), cell state and tanh(cell) per step

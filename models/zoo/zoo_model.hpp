@@ -56,6 +56,9 @@ enum class BatchDim {
 // fused (FlashAttention-style, one kernel each way). The scenario's `fused_attention` picks one.
 enum class AttentionForm { any, unfused_only, fused_only };
 
+// LSTM kernels likewise: cuDNN's or TensorFlow's BlockLSTM; the framework's `rnn` picks one.
+enum class RnnForm { any, cudnn_only, tf_block_only };
+
 // One kernel a framework launches for a layer, per sample: instantiated for a batch and a dtype
 // by instantiate() below. Activation elements are priced at the activation width, parameter
 // elements at the compute width, raw bytes as they are (dropout masks, int64 indices).
@@ -72,6 +75,7 @@ struct KernelSpec {
   int repeat = 1;  // launched this many times in a row (e.g. one recurrent cell per time step);
                    // flops and bytes above are for one launch
   AttentionForm form = AttentionForm::any;
+  RnnForm rnn_form = RnnForm::any;
   // An imported workload's kernel (models/zoo/imported_workload.hpp): its duration as measured on
   // the model's measuring device for its measured batch, the device gap before it (the kernel
   // started after the previous one ended, or after its launch, by this much) and the host time

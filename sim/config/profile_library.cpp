@@ -249,6 +249,8 @@ FrameworkSpec read_framework(JsonReader& r) {
   f.mixed_precision = r.choice("mixed_precision", {"autocast", "master_weights"}) == "autocast"
                           ? MixedPrecision::autocast
                           : MixedPrecision::master_weights;
+  f.rnn = r.choice("rnn", {"cudnn", "tf_block_lstm"}) == "cudnn" ? RnnKernels::cudnn
+                                                                 : RnnKernels::tf_block_lstm;
   JsonReader opt = r.object("optimizer");
   const std::string kernels = opt.choice("kernels", {"per_tensor", "multi_tensor", "fused"});
   f.optimizer_kernels = kernels == "per_tensor"     ? OptimizerKernels::per_tensor

@@ -66,6 +66,14 @@ enum class MixedPrecision {
   autocast,        // fp32 weights and gradients, 16-bit copies cast per step (torch.amp, TF/Keras)
   master_weights,  // 16-bit weights and gradients plus an fp32 master copy (apex O2, MXNet)
 };
+// Which kernels an LSTM layer launches (the zoo's lstm() has both forms).
+enum class RnnKernels {
+  cudnn,          // cuDNN's RNN: all steps' input projections as one GEMM, then per step one
+                  // recurrent GEMM and one gate kernel; weight gradients as one GEMM at the end
+  tf_block_lstm,  // TensorFlow's BlockLSTM op (LSTMBlockFusedCell): per step concat [x, h], one
+                  // GEMM over both, the gate kernel; backward per step also accumulates the weight
+                  // gradient with a GEMM of its own
+};
 enum class OptimizerKernels {
   per_tensor,    // a few kernels per parameter tensor (PyTorch for-loop optimizers, MXNet)
   multi_tensor,  // foreach / multi-tensor apply: kernels over groups of tensors
@@ -85,6 +93,7 @@ struct FrameworkSpec {
                                 // host cost, host_per_step_s covers the graph launch
   Fusion fusion = Fusion::none;
   MixedPrecision mixed_precision = MixedPrecision::autocast;
+  RnnKernels rnn = RnnKernels::cudnn;
   OptimizerKernels optimizer_kernels = OptimizerKernels::multi_tensor;
   int tensors_per_optimizer_kernel = 1;  // multi_tensor / fused: tensors per launch
 };

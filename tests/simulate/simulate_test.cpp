@@ -86,6 +86,28 @@ TEST_CASE("TF1 graph mode launches every pointwise op that XLA fuses into its pr
   CHECK(graph["step_time_s"].get<double>() > xla["step_time_s"].get<double>());
 }
 
+TEST_CASE(
+    "the framework's rnn picks the LSTM kernels: TensorFlow's BlockLSTM costs more launches") {
+  const std::vector<std::string> gnmt{
+      "--set", "model=gnmt",          "--set", "batch_per_replica=64",
+      "--set", "input.enabled=false", "--set", "framework=tensorflow_graph"};
+  auto with = [&](const char* rnn) {
+    auto args = gnmt;
+    args.insert(args.end(), {"--set", std::string("framework.rnn=") + rnn});
+    return simulate_json(args);
+  };
+  const auto block = with("tf_block_lstm");
+  const auto cudnn = with("cudnn");
+  // Per step: xh copies, the GEMM over [x, h] and, in backward, a weight-gradient GEMM that reads
+  // and writes all of the gradient every step.
+  CHECK(block["kernels_per_step"].get<double>() > cudnn["kernels_per_step"].get<double>());
+  CHECK(block["step_time_s"].get<double>() > cudnn["step_time_s"].get<double>());
+  const auto bad =
+      run_cli({"simulate", "--set", "framework=pytorch_eager", "--set", "framework.rnn=scan"});
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find("framework.rnn") != std::string::npos);
+}
+
 TEST_CASE("an input-bound step equals max(accelerator step, upstream time / echo factor)") {
   // Few workers: the host is the bottleneck. The accelerator step is the same scenario with
   // synthetic (always ready) inputs.

@@ -153,8 +153,16 @@ TEST_CASE("an LSTM launches cuDNN's kernels: per step one recurrent GEMM and one
       f += k.flops * k.repeat;
     return f;
   };
-  const auto linear = build_lstm(LstmInput::linear, h);
-  const auto skip = build_lstm(LstmInput::skip, h);
+  // cuDNN's form only (the layer also carries TensorFlow's BlockLSTM form, tested below).
+  const auto cudnn_form = [](trainsim::models::Layer l) {
+    for (auto* ks : {&l.fwd_kernels, &l.bwd_kernels})
+      std::erase_if(*ks, [](const KernelSpec& k) {
+        return k.rnn_form == trainsim::models::RnnForm::tf_block_only;
+      });
+    return l;
+  };
+  const auto linear = cudnn_form(build_lstm(LstmInput::linear, h));
+  const auto skip = cudnn_form(build_lstm(LstmInput::skip, h));
   // Linear input: the input projection GEMM over all steps, then the steps.
   REQUIRE(linear.fwd_kernels.size() == 3);
   CHECK(std::string(linear.fwd_kernels[0].what) == "lstm input projection");
@@ -176,4 +184,41 @@ TEST_CASE("an LSTM launches cuDNN's kernels: per step one recurrent GEMM and one
   CHECK(skip.bwd_kernels.size() + 1 == linear.bwd_kernels.size());  // no input dgrad GEMM
   // Skip input needs inputs as wide as the hidden state.
   CHECK_THROWS_AS(build_lstm(LstmInput::skip, h + 1), trainsim::models::ShapeError);
+}
+
+TEST_CASE("an LSTM also carries TensorFlow's BlockLSTM form: per step xh, one GEMM, the gates") {
+  using trainsim::models::LstmInput;
+  using trainsim::models::NetBuilder;
+  using trainsim::models::RnnForm;
+  const std::int64_t h = 128, in = 64, steps = 7;
+  NetBuilder nb;
+  const auto x = nb.input({steps, in}, true);
+  nb.begin("lstm", OpClass::recurrent, x.elements());
+  nb.end(nb.lstm(x, h, LstmInput::linear));
+  const auto layer = nb.take_layers().at(0);
+  const auto flops_of = [](const auto& ks, RnnForm form) {
+    double f = 0;
+    for (const auto& k : ks)
+      if (k.rnn_form == form) f += k.flops * k.repeat;
+    return f;
+  };
+  // Both forms do the same GEMM work: 2 x 4h(in + h) per step and sample each way, and the
+  // weight gradient once more in backward.
+  const double gemm = 2.0 * 4 * h * (in + h) * steps;
+  CHECK(flops_of(layer.fwd_kernels, RnnForm::tf_block_only) > gemm);
+  CHECK(flops_of(layer.fwd_kernels, RnnForm::tf_block_only) ==
+        Approx(flops_of(layer.fwd_kernels, RnnForm::cudnn_only)));
+  CHECK(flops_of(layer.bwd_kernels, RnnForm::tf_block_only) ==
+        Approx(flops_of(layer.bwd_kernels, RnnForm::cudnn_only)));
+  // BlockLSTM accumulates the weight gradient every step (a GEMM whose reduction is the batch);
+  // cuDNN runs it once over all steps.
+  int block_wgrad = 0, cudnn_wgrad = 0;
+  for (const auto& k : layer.bwd_kernels) {
+    if (std::string(k.what) == "lstm weight grad step") block_wgrad = k.repeat;
+    if (std::string(k.what) == "lstm weight grad") cudnn_wgrad = k.repeat;
+  }
+  CHECK(block_wgrad == steps);
+  CHECK(cudnn_wgrad == 1);
+  for (const auto& k : layer.fwd_kernels)
+    CHECK(k.rnn_form != RnnForm::any);  // every kernel belongs to exactly one form
 }
