@@ -182,14 +182,21 @@ void layer_launches(const Scenario& s, const Layer& l, Pass pass, double batch,
   // way). Batch norm (cuDNN takes 16-bit data with fp32 statistics) is not on the list.
   const bool fp32_list_ops = s.precision != sim::Dtype::fp32 && s.precision != sim::Dtype::tf32 &&
                              s.framework.mixed_precision == sim::MixedPrecision::autocast;
+  // A pointwise kernel fused into its producer (the launch before it): no launch, no gap; only
+  // the extra operand is read (a third of the standalone kernel's read + write traffic). Its
+  // `repeat` launches' work spreads over the producer's launches (a loop body's pointwise op
+  // folds into the loop's producer launch by launch).
+  const auto fold_into_producer = [&](sim::Kernel kernel, int repeat) {
+    kernel.bytes /= 3;
+    out.back().device_s += sim::kernel_body_s(acc, kernel) * repeat / out.back().count;
+  };
   const auto autocast_cast = [&](const KernelSpec& k, double elements) {
     sim::Kernel cast;
     cast.cls = sim::KernelClass::elementwise;
     cast.dtype = sim::Dtype::fp32;
     cast.bytes = elements * batch * (4 + sim::dtype_bytes(storage_dtype(s)));
     if (fuse && out.size() > first) {  // folded into the producer like any pointwise op
-      cast.bytes /= 3;
-      out.back().device_s += sim::kernel_body_s(acc, cast) * k.repeat / out.back().count;
+      fold_into_producer(cast, k.repeat);
       return;
     }
     out.push_back({"autocast cast", cast.cls, sim::kernel_time_s(acc, cast), host, k.repeat});
@@ -208,12 +215,7 @@ void layer_launches(const Scenario& s, const Layer& l, Pass pass, double batch,
     sim::Kernel kernel = instantiate(k, batch, in_fp32 ? sim::Dtype::fp32 : storage_dtype(s));
     kernel.dtype = compute_dtype(s, k.cls);
     if (fuse && k.cls == sim::KernelClass::elementwise && out.size() > first) {
-      // Fused into its producer: no launch, no gap; only the extra operand is read (a third of
-      // the standalone kernel's read + write traffic).
-      // Spread over the producer's launches: k.repeat launches' worth of work (a loop body's
-      // pointwise op folds into the loop's producer launch by launch).
-      kernel.bytes /= 3;
-      out.back().device_s += sim::kernel_body_s(acc, kernel) * k.repeat / out.back().count;
+      fold_into_producer(kernel, k.repeat);
       continue;
     }
     out.push_back({k.what, k.cls, sim::kernel_time_s(acc, kernel), host, k.repeat});
