@@ -369,6 +369,28 @@ std::optional<Workload> workload(const std::string& name) {
   return std::nullopt;
 }
 
+// Lambda's harness runs DeepLearningExamples' Transformer-XL train.py with its command-line
+// defaults, not the wt103 yaml recipes: its logs (lambdal/deeplearning-benchmark@aa5addb,
+// pytorch/results/*/PyTorch_transformerxl{base,large}_FP32/*.txt, the printed Namespace) show
+// adaptive=False, so one embedding table and a full 267,735-word softmax (#params = 191,948,759
+// for base, 519,963,095 for large), and for large tgt_len = mem_len = 256 with div_val 1. tok/s
+// counts batch x tgt_len. Base runs optim=jitlamb, which the simulator prices as Adam.
+std::optional<Workload> lambda_workload(const std::string& name) {
+  if (name == "transformerxlbase") {
+    return Workload{{{"name", "transformerxl_base"}, {"adaptive_clusters", 1}}, "adam", 192};
+  }
+  if (name == "transformerxllarge") {
+    return Workload{{{"name", "transformerxl_large"},
+                     {"adaptive_clusters", 1},
+                     {"div_val", 1},
+                     {"tgt_len", 256},
+                     {"mem_len", 256}},
+                    "adam",
+                    256};
+  }
+  return workload(name);
+}
+
 bool profile_exists(const sim::ProfileLibrary& lib, const std::string& kind,
                     const std::string& name) {
   for (const sim::ProfileEntry* e : lib.list()) {
@@ -381,7 +403,7 @@ std::vector<ValidationPoint> lambda_scaling(const sim::ProfileLibrary& lib) {
   std::vector<ValidationPoint> out;
   for_each_row(embedded_table("dp_scaling_lambda_fp32_no_h100.csv"), [&](const TableRow& r) {
     const auto system = lambda_system(r.at("system"));
-    const auto model = workload(r.at("model"));
+    const auto model = lambda_workload(r.at("model"));
     const auto gpus = r.number("num_gpu"), batch = r.number("global_batch"),
                v = r.number("throughput");
     if (!system || !model || !gpus || !batch || !v || *v <= 0) return;

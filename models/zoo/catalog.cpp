@@ -218,6 +218,9 @@ const std::vector<Entry>& entries() {
         {"tgt_len", 192},
         {"mem_len", 192},
         {"vocab", 267735},
+        // wt103_base.yaml: adaptive: true (train.py: head + three tail clusters; 1 = --adaptive
+        // off)
+        {"adaptive_clusters", 4},
         {"div_val", 1}},
        // wt103_base.yaml: dropatt 0.0
        [](const Hyperparameters& hp) { return make_transformer_xl(hp, false); }},
@@ -233,6 +236,9 @@ const std::vector<Entry>& entries() {
         {"tgt_len", 384},
         {"mem_len", 384},
         {"vocab", 267735},
+        // wt103_large.yaml: adaptive: true (train.py: head + three tail clusters; 1 = --adaptive
+        // off)
+        {"adaptive_clusters", 4},
         {"div_val", 4}},
        // wt103_large.yaml: dropatt 0.2
        [](const Hyperparameters& hp) { return make_transformer_xl(hp, true); }},

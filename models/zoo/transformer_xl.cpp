@@ -5,6 +5,7 @@
 // the relative position terms, and a projected adaptive softmax tied to the embedding. One entry
 // for the embedding, two per layer (attention, MLP), one for the softmax and loss.
 #include <cmath>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -65,11 +66,24 @@ ZooModel make_transformer_xl(const Hyperparameters& hp, bool attention_dropout) 
   const std::int64_t vocab = hp.get("vocab");
   const std::int64_t div_val = hp.get("div_val");
   const std::int64_t d = dims.d_model;
-  if (vocab <= kCutoffs[2]) {
-    throw ShapeError("vocab=" + std::to_string(vocab) +
-                     " must exceed the last adaptive-softmax cutoff (199997)");
+  // train.py: with --adaptive the WikiText-103 cutoffs split the vocabulary into a head and three
+  // tail clusters; without it `cutoffs = []`, so the embedding is one table and the softmax one
+  // full-vocabulary projection (a single cluster).
+  const std::int64_t clusters = hp.get("adaptive_clusters");
+  constexpr auto kMaxClusters = static_cast<std::int64_t>(std::size(kCutoffs)) + 1;
+  if (clusters > kMaxClusters) {
+    throw ShapeError("adaptive_clusters=" + std::to_string(clusters) + " exceeds " +
+                     std::to_string(kMaxClusters) +
+                     " (the head and WikiText-103's three tail clusters)");
   }
-  const std::vector<std::int64_t> ends = {0, kCutoffs[0], kCutoffs[1], kCutoffs[2], vocab};
+  std::vector<std::int64_t> ends = {0};
+  for (std::int64_t i = 0; i + 1 < clusters; ++i)
+    ends.push_back(kCutoffs[i]);
+  if (vocab <= ends.back()) {
+    throw ShapeError("vocab=" + std::to_string(vocab) + " must exceed the last adaptive-softmax " +
+                     "cutoff (" + std::to_string(ends.back()) + ")");
+  }
+  ends.push_back(vocab);
   auto cluster_dim = [&](std::size_t i) {
     std::int64_t dim = d;  // d_embed = d_model (train.py: d_embed defaults to d_model)
     for (std::size_t k = 0; k < i; ++k)
@@ -121,11 +135,13 @@ ZooModel make_transformer_xl(const Hyperparameters& hp, bool attention_dropout) 
   // shortlist (weights tied to the embedding, biases its own) and one logit per tail cluster
   // (weights and biases its own); each tail scores only the tokens whose target lies in it. With
   // div_val > 1 the head goes through an untied projection, the tails through the embedding's.
+  // With one cluster (adaptive off) the head is the whole vocabulary and there are no tail logits.
   nb.begin("crit", OpClass::matmul, x.elements());
   const Tensor h = nb.dropout(x);
   const Tensor head_in = div_val == 1 ? h : nb.linear(h, cluster_dim(0), false);
-  nb.loss(nb.linear(head_in, kCutoffs[0], true, true));
-  nb.loss(nb.linear(head_in, static_cast<std::int64_t>(ends.size()) - 2, true));
+  nb.loss(nb.linear(head_in, ends[1], true, true));
+  const auto tails = static_cast<std::int64_t>(ends.size()) - 2;
+  if (tails > 0) nb.loss(nb.linear(head_in, tails, true));
   for (std::size_t i = 1; i + 1 < ends.size(); ++i) {
     Tensor tail = nb.take_rows(h, cluster_rows(seq, ends[i], ends[i + 1], vocab));
     if (div_val > 1) tail = nb.linear(tail, cluster_dim(i), false, true);

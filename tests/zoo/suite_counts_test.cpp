@@ -137,6 +137,31 @@ TEST_CASE("Transformer-XL on WikiText-103 (Dai et al. 2019; DeepLearningExamples
         tables + projections + 18 * large_layer + 2 * D + 3 * D + 3 + D * D + v);
 }
 
+TEST_CASE("Transformer-XL without adaptive softmax, as Lambda's benchmark runs it") {
+  // train.py with adaptive=False has one embedding table and one full-vocabulary softmax. The run
+  // logs print the counts: lambdal/deeplearning-benchmark@aa5addb pytorch/results/
+  // A100_80GB_PCIe_v1/PyTorch_transformerxl{base,large}_FP32/*.txt, "#params = 191948759" (base)
+  // and "#params = 519963095" (large at div_val 1, d_embed 1024).
+  CHECK(build("transformerxl_base", {{"adaptive_clusters", 1}}).params() == 191'948'759);
+  CHECK(build("transformerxl_large", {{"adaptive_clusters", 1}, {"div_val", 1}}).params() ==
+        519'963'095);
+  // The softmax is one {tgt_len x d_model} x {d_model x vocab} GEMM instead of a 20K head and
+  // three tails that score only the fifth of the tokens whose targets fall in them: the forward
+  // work grows by the other 248K columns for every token, less what the tails cost.
+  const double full = build("transformerxl_base", {{"adaptive_clusters", 1}}).fwd_macs();
+  const double adaptive = build("transformerxl_base").fwd_macs();
+  const double extra_columns = 192.0 * 512 * (267735 - 19997);
+  CHECK(full - adaptive < extra_columns);
+  CHECK(full - adaptive > 0.85 * extra_columns);
+  CHECK_THROWS_WITH(build("transformerxl_base", {{"adaptive_clusters", 5}}),
+                    Catch::Contains("adaptive_clusters=5"));
+  // One cluster needs no cutoff below the vocabulary; more clusters need the vocabulary above the
+  // last cutoff they use.
+  CHECK_NOTHROW(build("transformerxl_base", {{"adaptive_clusters", 1}, {"vocab", 1000}}));
+  CHECK_THROWS_WITH(build("transformerxl_base", {{"adaptive_clusters", 2}, {"vocab", 1000}}),
+                    Catch::Contains("cutoff (19997)"));
+}
+
 TEST_CASE("T5 v1.0 small, base, large and 3B (Raffel et al. 2020)") {
   // keras-team/keras-hub@71453d0 keras_hub/src/models/t5/t5_presets.py: t5_small_multi
   // 60,506,624, t5_base_multi 222,903,552, t5_large_multi 737,668,096 (the original T5
