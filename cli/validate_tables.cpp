@@ -380,13 +380,14 @@ std::optional<Workload> lambda_workload(const std::string& name) {
     return Workload{{{"name", "transformerxl_base"}, {"adaptive_clusters", 1}}, "adam", 192};
   }
   if (name == "transformerxllarge") {
+    constexpr int kSegment = 256;  // tgt_len = mem_len; also the tokens one sample counts
     return Workload{{{"name", "transformerxl_large"},
                      {"adaptive_clusters", 1},
                      {"div_val", 1},
-                     {"tgt_len", 256},
-                     {"mem_len", 256}},
+                     {"tgt_len", kSegment},
+                     {"mem_len", kSegment}},
                     "adam",
-                    256};
+                    kSegment};
   }
   return workload(name);
 }

@@ -218,8 +218,7 @@ const std::vector<Entry>& entries() {
         {"tgt_len", 192},
         {"mem_len", 192},
         {"vocab", 267735},
-        // wt103_base.yaml: adaptive: true (train.py: head + three tail clusters; 1 = --adaptive
-        // off)
+        // wt103_base.yaml: adaptive: true (a head and three tails; 1 = train.py without it)
         {"adaptive_clusters", 4},
         {"div_val", 1}},
        // wt103_base.yaml: dropatt 0.0
@@ -236,8 +235,7 @@ const std::vector<Entry>& entries() {
         {"tgt_len", 384},
         {"mem_len", 384},
         {"vocab", 267735},
-        // wt103_large.yaml: adaptive: true (train.py: head + three tail clusters; 1 = --adaptive
-        // off)
+        // wt103_large.yaml: adaptive: true (a head and three tails; 1 = train.py without it)
         {"adaptive_clusters", 4},
         {"div_val", 4}},
        // wt103_large.yaml: dropatt 0.2
