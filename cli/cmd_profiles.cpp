@@ -200,7 +200,8 @@ int run_profiles(const Args& args, CommandIo& io) {
   if (e.kind == "framework") show_framework(out, lib.framework(e.name, e.origin));
   if (e.kind == "host") {
     const auto h = lib.host(e.name, e.origin);
-    out << "  cpu cores " << h.cpu_cores << "\n  memory bandwidth "
+    out << "  cpu cores " << h.cpu_cores << "\n  single-thread speed " << h.single_thread_speed
+        << " x the reference core (host times of framework profiles)\n  memory bandwidth "
         << format_rate(h.memory_bw_bytes_per_s, "B/s") << "\n  memory capacity "
         << format_bytes(h.memory_capacity_bytes) << "\n  storage read "
         << format_rate(h.storage_read_bw_bytes_per_s, "B/s") << "\n";

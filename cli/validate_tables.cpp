@@ -307,6 +307,12 @@ struct LambdaSystem {
   std::string intra_link;
   bool p2p = true;
   bool tf32 = true;  // "fp32" runs TF32 tensor-core math on Ampere and later
+  // The machine each row ran on, as its log's sys_pytorch.txt names the CPU
+  // (lambdal/deeplearning-benchmark@aa5addb pytorch/results/*/sys_pytorch.txt;
+  // hw_profiles/README.md 'Built-in hosts of benchmark machines'); 4-8 x RTX 6000 Ada ran on
+  // another server than 1-2.
+  std::string host;
+  std::string host_from_4_gpus;
 };
 
 std::optional<LambdaSystem> lambda_system(const std::string& name) {
@@ -319,16 +325,20 @@ std::optional<LambdaSystem> lambda_system(const std::string& name) {
   // GeForce boards have no PCIe peer-to-peer (NVIDIA disabled it on the RTX 3090/4090 drivers);
   // the professional boards and the data-centre parts do.
   static const Entry entries[] = {
-      {"LambdaCloud V100 16GB", {"", "v100-sxm2-16gb", "nvlink2", true, false}},
-      {"LambdaCloud A100 40GB PCIe", {"", "a100-pcie-40gb", "pcie4-x16", true, true}},
-      {"LambdaCloud A10", {"", "a10", "pcie4-x16", true, true}},
-      {"A100 80GB SXM4", {"", "a100-sxm4-80gb", "nvlink3", true, true}},
-      {"A100 80GB PCIe", {"", "a100-pcie-80gb", "pcie4-x16", true, true}},
-      {"Quadro RTX 8000", {"", "quadro-rtx-8000", "pcie3-x16", true, false}},
-      {"RTX 3090", {"", "rtx-3090", "pcie4-x16", false, true}},
-      {"RTX 4090", {"", "rtx-4090", "pcie4-x16", false, true}},
-      {"RTX A6000", {"", "rtx-a6000", "pcie4-x16", true, true}},
-      {"RTX 6000 Ada", {"", "rtx-6000-ada", "pcie4-x16", true, true}},
+      {"LambdaCloud V100 16GB",
+       {"", "v100-sxm2-16gb", "nvlink2", true, false, "lambda-cloud-gpu-8x-v100", ""}},
+      {"LambdaCloud A100 40GB PCIe",
+       {"", "a100-pcie-40gb", "pcie4-x16", true, true, "lambda-cloud-gpu-1x-a100-pcie", ""}},
+      {"LambdaCloud A10", {"", "a10", "pcie4-x16", true, true, "lambda-cloud-gpu-1x-a10", ""}},
+      // 2 x EPYC 7H12 with 1 TiB, which dual-epyc-7742 describes (hw_profiles/README.md).
+      {"A100 80GB SXM4", {"", "a100-sxm4-80gb", "nvlink3", true, true, "dual-epyc-7742", ""}},
+      {"A100 80GB PCIe", {"", "a100-pcie-80gb", "pcie4-x16", true, true, "epyc-7502", ""}},
+      {"Quadro RTX 8000", {"", "quadro-rtx-8000", "pcie3-x16", true, false, "core-i7-6850k", ""}},
+      {"RTX 3090", {"", "rtx-3090", "pcie4-x16", false, true, "threadripper-pro-5995wx", ""}},
+      {"RTX 4090", {"", "rtx-4090", "pcie4-x16", false, true, "threadripper-pro-5995wx", ""}},
+      {"RTX A6000", {"", "rtx-a6000", "pcie4-x16", true, true, "epyc-7502", ""}},
+      {"RTX 6000 Ada",
+       {"", "rtx-6000-ada", "pcie4-x16", true, true, "threadripper-pro-5995wx", "dual-epyc-7302"}},
   };
   for (const Entry& e : entries) {
     if (family == e.family) {
@@ -410,18 +420,20 @@ std::vector<ValidationPoint> lambda_scaling(const sim::ProfileLibrary& lib) {
     if (!system || !model || !gpus || !batch || !v || *v <= 0) return;
     if (!profile_exists(lib, "accelerator", system->accelerator)) return;
     const int n = static_cast<int>(*gpus);
-    const nlohmann::json doc = {
-        {"name", r.at("system") + " " + r.at("model")},
-        {"cluster", single_node(system->accelerator, n, system->intra_link, "dual-epyc-7742",
-                                "pcie4-x16", system->p2p)},
-        {"model", model->model},
-        {"framework", "pytorch_eager"},
-        {"batch_per_replica", static_cast<int>(*batch) / n},
-        {"precision", system->tf32 ? "tf32" : "fp32"},
-        {"optimizer", model->optimizer},
-        {"parallelism", {{"data", n}}},
-        {"steps", 4},
-        {"warmup_steps", 1}};
+    const nlohmann::json doc = {{"name", r.at("system") + " " + r.at("model")},
+                                {"cluster", single_node(system->accelerator, n, system->intra_link,
+                                                        n >= 4 && !system->host_from_4_gpus.empty()
+                                                            ? system->host_from_4_gpus
+                                                            : system->host,
+                                                        "pcie4-x16", system->p2p)},
+                                {"model", model->model},
+                                {"framework", "pytorch_eager"},
+                                {"batch_per_replica", static_cast<int>(*batch) / n},
+                                {"precision", system->tf32 ? "tf32" : "fp32"},
+                                {"optimizer", model->optimizer},
+                                {"parallelism", {{"data", n}}},
+                                {"steps", 4},
+                                {"warmup_steps", 1}};
     ValidationPoint p;
     p.series = system->family + " " + r.at("model");
     p.x = *gpus;
@@ -448,7 +460,7 @@ DgxSystem dgx_system(const std::string& heading) {
   if (heading.find("DGX A100") != std::string::npos)
     return {8, "nvlink3", "dual-epyc-7742", "ib-hdr"};
   if (heading.find("DGX-2") != std::string::npos)
-    return {16, "nvlink2", "dual-xeon-8480c", "ib-edr"};
+    return {16, "nvlink2", "dual-xeon-8168", "ib-edr"};  // DGX-2 datasheet (2018): 2 x Xeon 8168
   return {8, "nvlink2", "dual-xeon-e5-2698v4", "ib-edr"};
 }
 

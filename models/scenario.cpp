@@ -551,6 +551,12 @@ Scenario load_scenario(nlohmann::json doc, const std::string& file,
     s.framework = profiles.framework(r.string_or("framework", "pytorch_eager"),
                                      source->describe("framework"));
   }
+  // The framework's host times are for the reference core; the dispatching thread runs them at
+  // the speed of this host's cores (one thread: Python and the dispatcher do not parallelise).
+  s.framework.host_forward_per_kernel_s /= s.cluster.host.single_thread_speed;
+  s.framework.host_backward_per_kernel_s /= s.cluster.host.single_thread_speed;
+  s.framework.host_optimizer_per_kernel_s /= s.cluster.host.single_thread_speed;
+  s.framework.host_per_step_s /= s.cluster.host.single_thread_speed;
   if (s.model.measured) {
     // The measured step's host: its per-kernel launch times are the kernels' own; the time per
     // step outside launches and where the host waited come from the trace, not the profile.

@@ -524,6 +524,23 @@ Tensor NetBuilder::copy_as(const Tensor& in, std::vector<std::int64_t> shape) {
   return out;
 }
 
+Tensor NetBuilder::loop_slice(const Tensor& whole, std::vector<std::int64_t> shape) {
+  Tensor out = make(std::move(shape), needs_grad(whole));
+  if (needs_grad(whole)) {
+    // paper: select's backward allocates a zero tensor the size of the whole input and copies the
+    // slice's gradient into it (pytorch/pytorch torch/csrc/autograd/FunctionsManual.cpp,
+    // select_backward), and autograd adds each iteration's into the whole's gradient
+    // (torch/csrc/autograd/input_buffer.cpp, InputBuffer::add): per iteration, a fill and an add
+    // over the whole tensor, however small the slice.
+    const double n = whole.elements();
+    bwd_group();
+    bwd(mem_spec("select bwd zeros", KernelClass::elementwise, n));
+    bwd(mem_spec("select bwd copy", KernelClass::copy, 2 * out.elements()));
+    bwd(mem_spec("select grad accumulate", KernelClass::elementwise, 3 * n, 0, 0, n));
+  }
+  return out;
+}
+
 Tensor NetBuilder::concat(const std::vector<Tensor>& parts) {
   std::vector<std::int64_t> shape = parts.at(0).shape;
   bool grad = false;
@@ -1012,6 +1029,16 @@ Tensor NetBuilder::additive_attention(const Tensor& query, const Tensor& keys, c
   bwd(mem_spec("additive attention tanh bwd", KernelClass::elementwise, 3 * n, 0, 0,
                tanh.bwd_flops * n));
   bwd(mem_spec("additive attention sum bwd", KernelClass::reduction, 2 * n + adds, 0, 0, adds));
+  if (repeat_ > 1) {
+    // In a loop (Tacotron 2's decoder) the keys and values are made once, before it: every
+    // iteration's gradient of each is added to the earlier ones (autograd's InputBuffer::add, as
+    // for weights in add_costs), reading two and writing one.
+    for (const Tensor* t : {&keys, &values}) {
+      if (!needs_grad(*t)) continue;
+      const double e = t->elements();
+      bwd(mem_spec("attention input grad accumulate", KernelClass::elementwise, 3 * e, 0, 0, e));
+    }
+  }
   save(make({static_cast<std::int64_t>(n)}, true));  // tanh's output
   open().saved_elements += probs * repeat_;          // the attention probabilities
   save(values);

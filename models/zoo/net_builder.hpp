@@ -92,6 +92,9 @@ class NetBuilder {
   Tensor pad_to(const Tensor& in, std::int64_t h, std::int64_t w);
   // Data movement only (slicing, strided subsampling, zero padding) into a new tensor of `shape`.
   Tensor copy_as(const Tensor& in, std::vector<std::int64_t> shape);
+  // Inside repeat(): this iteration's slice of a tensor made before the loop (Python's x[i]), a
+  // view forward; backward materialises the whole tensor's gradient every iteration.
+  Tensor loop_slice(const Tensor& whole, std::vector<std::int64_t> shape);
   Tensor concat(const std::vector<Tensor>& parts);                    // along dim 0 (channels)
   Tensor reshape(const Tensor& in, std::vector<std::int64_t> shape);  // a view: same storage
   // Slices `count` rows of the first dimension (e.g. BERT's [CLS] token); a view.

@@ -81,8 +81,8 @@ ZooModel make_tacotron2(const Hyperparameters& hp) {
   // projections on one frame, so each of those kernels is launched `frames` times.
   nb.begin("decoder", OpClass::recurrent, p.elements() + memory.elements());
   const Tensor processed_memory = nb.linear(memory, kAttention, false);  // memory_layer
-  const Tensor p_step = nb.copy_as(p, {1, kPrenet});  // this step's prenet output (a view)
   nb.begin_repeat(frames);
+  const Tensor p_step = nb.loop_slice(p, {1, kPrenet});  // decoder_inputs[i], this frame's prenet
   const Tensor previous_context = nb.input({1, kEmbed}, true);
   const Tensor attention_hidden =
       nb.dropout(nb.lstm(nb.concat_features({p_step, previous_context}), kRnn));

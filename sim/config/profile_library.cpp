@@ -1,6 +1,7 @@
 #include "sim/config/profile_library.hpp"
 
 #include <algorithm>
+#include <sstream>
 #include <utility>
 
 #include "sim/config/input_file.hpp"
@@ -268,6 +269,16 @@ HostSpec read_host(JsonReader& r) {
   h.name = r.string("name");
   h.description = r.string_or("description", "");
   h.cpu_cores = static_cast<int>(r.integer("cpu_cores", 1, limits::kMaxCpuCores));
+  h.single_thread_speed = r.number("single_thread_speed", Bound::positive);
+  // Cores of the last twenty years span well under 10x in speed per thread; a value outside
+  // [0.05, 20] is a typo (a clock in GHz, a benchmark score), and it would scale host times to
+  // hours or to nothing.
+  if (h.single_thread_speed < 0.05 || h.single_thread_speed > 20) {
+    std::ostringstream v;
+    v << h.single_thread_speed;
+    r.fail("single_thread_speed",
+           v.str() + " must lie in [0.05, 20] (relative to a 3.4 GHz Zen 2 core = 1)");
+  }
   h.memory_bw_bytes_per_s = r.quantity("memory_bandwidth", Dimension::bytes_per_s);
   h.memory_capacity_bytes = r.quantity("memory_capacity", Dimension::bytes);
   h.storage_read_bw_bytes_per_s = r.quantity("storage_read_bandwidth", Dimension::bytes_per_s);

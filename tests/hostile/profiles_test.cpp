@@ -17,7 +17,8 @@ std::string with(std::string text, const std::string& from, const std::string& t
   return pos == std::string::npos ? text : text.replace(pos, from.size(), to);
 }
 
-const char* const kHost = R"({"kind": "host", "name": "box", "cpu_cores": 8,
+const char* const kHost =
+    R"({"kind": "host", "name": "box", "cpu_cores": 8, "single_thread_speed": 1,
   "memory_bandwidth": "100 GB/s", "memory_capacity": "256 GiB",
   "storage_read_bandwidth": "2 GB/s"})";
 
