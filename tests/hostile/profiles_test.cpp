@@ -72,6 +72,14 @@ HOSTILE("host with 1e9 cores", {"profiles", "list", "--profile-dir", "@/"}, 2,
 HOSTILE("host with 0 cores", {"profiles", "list", "--profile-dir", "@/"}, 2,
         {"cpu_cores: value 0 must be at least 1"},
         {{"hosts/box.json", with(kHost, "\"cpu_cores\": 8", "\"cpu_cores\": 0")}})
+HOSTILE("host with a clock for its single-thread speed",
+        {"profiles", "list", "--profile-dir", "@/"}, 2,
+        {"@/hosts/box.json: single_thread_speed: 3400 must lie in [0.05, 20]"},
+        {{"hosts/box.json",
+          with(kHost, "\"single_thread_speed\": 1", "\"single_thread_speed\": 3400")}})
+HOSTILE("host without a single-thread speed", {"profiles", "list", "--profile-dir", "@/"}, 2,
+        {"@/hosts/box.json", "single_thread_speed"},
+        {{"hosts/box.json", with(kHost, " \"single_thread_speed\": 1,", "")}})
 HOSTILE("cluster of 1e9 nodes", {"profiles", "list", "--profile-dir", "@/"}, 2,
         {"@/clusters/c.json: nodes: value 1000000000 is above the limit of 262144"},
         {{"clusters/c.json", with(cluster(""), "\"nodes\": 2", "\"nodes\": 1000000000")}})

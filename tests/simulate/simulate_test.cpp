@@ -108,6 +108,24 @@ TEST_CASE(
   CHECK(bad.err.find("framework.rnn") != std::string::npos);
 }
 
+TEST_CASE("a host's single-thread speed divides the framework's host time") {
+  // The same step on the DGX A100 host (EPYC 7742, the reference core: 1) and the DGX H100 host
+  // (Xeon 8480C: 1.41): the same kernels, launched 1.41 times faster.
+  const std::vector<std::string> small{"--set", "batch_per_replica=1",
+                                       "--set", "input.enabled=false",
+                                       "--set", "parallelism.data=1"};
+  auto on = [&](const char* cluster) {
+    auto args = small;
+    args.insert(args.end(), {"--set", std::string("cluster=") + cluster});
+    return simulate_json(args);
+  };
+  const auto a100 = on("dgx-a100");
+  const auto h100 = on("dgx-h100");
+  CHECK(a100["kernels_per_step"].get<double>() == h100["kernels_per_step"].get<double>());
+  CHECK(a100["host_busy_s"].get<double>() / h100["host_busy_s"].get<double>() ==
+        Approx(1.41).epsilon(1e-6));  // JSON prints 7 digits
+}
+
 TEST_CASE("an input-bound step equals max(accelerator step, upstream time / echo factor)") {
   // Few workers: the host is the bottleneck. The accelerator step is the same scenario with
   // synthetic (always ready) inputs.

@@ -110,6 +110,30 @@ TEST_CASE("Tacotron 2 and WaveGlow (DeepLearningExamples SpeechSynthesis)") {
   CHECK(build("waveglow").fwd_macs() == Approx(macs));
 }
 
+TEST_CASE("Tacotron 2's decoder loop: every frame's backward touches the tensors made before it") {
+  // decoder_inputs[i] takes frame i of the prenet's output {frames, 256}; select_backward fills a
+  // zero tensor of the whole output and autograd adds it to the earlier frames' (pytorch/pytorch
+  // FunctionsManual.cpp select_backward, input_buffer.cpp InputBuffer::add), and the attention's
+  // memory {text, 512} and processed memory {text, 128} gather a gradient every frame too.
+  const auto per_sample_elements = [](const ZooModel& m, const std::string& what) {
+    double e = 0;
+    for (const auto& l : m.layers) {
+      for (const auto& k : l.bwd_kernels) {
+        if (k.what == what) e += k.act_elements * k.repeat;
+      }
+    }
+    return e;
+  };
+  for (const double frames : {100.0, 200.0}) {
+    INFO("frames " << frames);
+    const ZooModel m = build("tacotron2", {{"mel_frames", frames}, {"text_len", 150}});
+    CHECK(per_sample_elements(m, "select bwd zeros") == Approx(frames * frames * 256));
+    CHECK(per_sample_elements(m, "select grad accumulate") == Approx(3 * frames * frames * 256));
+    CHECK(per_sample_elements(m, "attention input grad accumulate") ==
+          Approx(3 * frames * 150 * (512 + 128)));
+  }
+}
+
 TEST_CASE("Transformer-XL on WikiText-103 (Dai et al. 2019; DeepLearningExamples)") {
   // Dai et al. 2019, Table 1: the standard WikiText-103 model (16 layers, d_model 410, 10 heads of
   // 41, d_inner 2100, adaptive input and softmax with div_val 1) has 151M parameters.
