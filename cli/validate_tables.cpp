@@ -420,12 +420,11 @@ std::vector<ValidationPoint> lambda_scaling(const sim::ProfileLibrary& lib) {
     if (!system || !model || !gpus || !batch || !v || *v <= 0) return;
     if (!profile_exists(lib, "accelerator", system->accelerator)) return;
     const int n = static_cast<int>(*gpus);
+    const std::string& host =
+        n >= 4 && !system->host_from_4_gpus.empty() ? system->host_from_4_gpus : system->host;
     const nlohmann::json doc = {{"name", r.at("system") + " " + r.at("model")},
                                 {"cluster", single_node(system->accelerator, n, system->intra_link,
-                                                        n >= 4 && !system->host_from_4_gpus.empty()
-                                                            ? system->host_from_4_gpus
-                                                            : system->host,
-                                                        "pcie4-x16", system->p2p)},
+                                                        host, "pcie4-x16", system->p2p)},
                                 {"model", model->model},
                                 {"framework", "pytorch_eager"},
                                 {"batch_per_replica", static_cast<int>(*batch) / n},

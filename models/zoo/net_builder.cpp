@@ -87,6 +87,12 @@ KernelSpec mem_spec(const char* what, KernelClass cls, double act_elements,
   return k;
 }
 
+// Autograd summing a second gradient of `elements` activation elements into the first
+// (torch/csrc/autograd/input_buffer.cpp, InputBuffer::add): an add reading two, writing one.
+KernelSpec grad_accumulate_spec(const char* what, double elements) {
+  return mem_spec(what, KernelClass::elementwise, 3 * elements, 0, 0, elements);
+}
+
 // Depthwise and narrow grouped convolutions take cuDNN's depthwise path; wide groups (ResNeXt,
 // AmoebaNet's grouped 1x1s) still run as batched implicit GEMMs.
 constexpr std::int64_t kDepthwiseMaxChannelsPerGroup = 4;
@@ -412,7 +418,7 @@ Tensor NetBuilder::add(const Tensor& a, const Tensor& b) {
   // that reach the tensor that fanned out (the residual's source): one add kernel.
   if (needs_grad(a) && needs_grad(b)) {
     bwd_group();
-    bwd(mem_spec("add grad accumulate", KernelClass::elementwise, 3 * n, 0, 0, n));
+    bwd(grad_accumulate_spec("add grad accumulate", n));
   }
   return out;
 }
@@ -530,13 +536,13 @@ Tensor NetBuilder::loop_slice(const Tensor& whole, std::vector<std::int64_t> sha
     // paper: select's backward allocates a zero tensor the size of the whole input and copies the
     // slice's gradient into it (pytorch/pytorch torch/csrc/autograd/FunctionsManual.cpp,
     // select_backward), and autograd adds each iteration's into the whole's gradient
-    // (torch/csrc/autograd/input_buffer.cpp, InputBuffer::add): per iteration, a fill and an add
-    // over the whole tensor, however small the slice.
+    // (InputBuffer::add): per iteration, a fill and an add over the whole tensor, however small
+    // the slice.
     const double n = whole.elements();
     bwd_group();
     bwd(mem_spec("select bwd zeros", KernelClass::elementwise, n));
     bwd(mem_spec("select bwd copy", KernelClass::copy, 2 * out.elements()));
-    bwd(mem_spec("select grad accumulate", KernelClass::elementwise, 3 * n, 0, 0, n));
+    bwd(grad_accumulate_spec("select grad accumulate", n));
   }
   return out;
 }
@@ -1031,12 +1037,10 @@ Tensor NetBuilder::additive_attention(const Tensor& query, const Tensor& keys, c
   bwd(mem_spec("additive attention sum bwd", KernelClass::reduction, 2 * n + adds, 0, 0, adds));
   if (repeat_ > 1) {
     // In a loop (Tacotron 2's decoder) the keys and values are made once, before it: every
-    // iteration's gradient of each is added to the earlier ones (autograd's InputBuffer::add, as
-    // for weights in add_costs), reading two and writing one.
+    // iteration's gradient of each is added to the earlier ones, as for weights in add_costs.
     for (const Tensor* t : {&keys, &values}) {
-      if (!needs_grad(*t)) continue;
-      const double e = t->elements();
-      bwd(mem_spec("attention input grad accumulate", KernelClass::elementwise, 3 * e, 0, 0, e));
+      if (needs_grad(*t))
+        bwd(grad_accumulate_spec("attention input grad accumulate", t->elements()));
     }
   }
   save(make({static_cast<std::int64_t>(n)}, true));  // tanh's output
