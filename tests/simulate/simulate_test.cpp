@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -19,6 +21,12 @@ nlohmann::json simulate_json(std::vector<std::string> extra) {
   std::vector<std::string> args{"simulate", "--format", "json"};
   args.insert(args.end(), extra.begin(), extra.end());
   return trainsim::test::run_cli_json(args);
+}
+
+// `base` with one more override.
+nlohmann::json simulate_json(std::vector<std::string> base, const std::string& set) {
+  base.insert(base.end(), {"--set", set});
+  return simulate_json(std::move(base));
 }
 
 }  // namespace
@@ -92,9 +100,7 @@ TEST_CASE(
       "--set", "model=gnmt",          "--set", "batch_per_replica=64",
       "--set", "input.enabled=false", "--set", "framework=tensorflow_graph"};
   auto with = [&](const char* rnn) {
-    auto args = gnmt;
-    args.insert(args.end(), {"--set", std::string("framework.rnn=") + rnn});
-    return simulate_json(args);
+    return simulate_json(gnmt, std::string("framework.rnn=") + rnn);
   };
   const auto block = with("tf_block_lstm");
   const auto cudnn = with("cudnn");
@@ -115,9 +121,7 @@ TEST_CASE("a host's single-thread speed divides the framework's host time") {
                                        "--set", "input.enabled=false",
                                        "--set", "parallelism.data=1"};
   auto on = [&](const char* cluster) {
-    auto args = small;
-    args.insert(args.end(), {"--set", std::string("cluster=") + cluster});
-    return simulate_json(args);
+    return simulate_json(small, std::string("cluster=") + cluster);
   };
   const auto a100 = on("dgx-a100");
   const auto h100 = on("dgx-h100");
