@@ -45,10 +45,11 @@ std::string keys_of(const nlohmann::json& object) {
 
 bool is_fraction(const std::vector<std::string>& parts) {
   // Efficiencies (achieved fractions of peak: a kernels profile's compute and memory tables, the
-  // half-tile rate) and the sparsification density live in (0, 1].
+  // half-tile rate, the weight-gradient share) and the sparsification density live in (0, 1].
   const auto kernels = std::find(parts.begin(), parts.end(), "kernels");
   if (kernels != parts.end() && kernels + 1 != parts.end() &&
-      (kernels[1] == "compute" || kernels[1] == "memory" || parts.back() == "half_tile_throughput"))
+      (kernels[1] == "compute" || kernels[1] == "memory" || kernels[1] == "conv_weight_gradient" ||
+       parts.back() == "half_tile_throughput"))
     return true;
   return std::any_of(
              parts.begin(), parts.end(),

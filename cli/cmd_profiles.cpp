@@ -46,6 +46,18 @@ void show_kernels(std::ostream& os, const sim::KernelEfficiency& k) {
     }
     os << "\n";
   }
+  // The per-dtype factors on convolutions, where the profile gives any.
+  const auto per_dtype = [&](const char* label, const std::array<double, sim::kDtypeCount>& v) {
+    if (std::none_of(v.begin(), v.end(), [](double x) { return x > 0; })) return;
+    os << "  " << label;
+    for (sim::Dtype d : sim::kAllDtypes)
+      if (v[static_cast<std::size_t>(d)] > 0)
+        os << " " << sim::dtype_name(d) << " " << v[static_cast<std::size_t>(d)];
+    os << "\n";
+  };
+  per_dtype("Winograd gain (3x3 stride-1 convolutions):", k.winograd_gain);
+  per_dtype("weight-gradient convolutions at this fraction of conv's efficiency:",
+            k.conv_weight_gradient);
   os << "  achieved fraction of DRAM bandwidth (memory classes):\n";
   for (int c = 0; c < sim::kKernelClassCount; ++c) {
     const auto cls = static_cast<sim::KernelClass>(c);

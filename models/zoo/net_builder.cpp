@@ -279,8 +279,10 @@ Tensor NetBuilder::conv2d(const Tensor& in, const Conv2d& s) {
     bwd(conv_spec("conv dgrad", out_elems + in.elements(), {in_pos, c_in_g, c_out_g * rs, g},
                   BatchDim::m));
   }
-  bwd(conv_spec("conv wgrad", in.elements() + out_elems, {c_out_g, c_in_g * rs, out_pos, g},
-                BatchDim::k));
+  KernelSpec wgrad = conv_spec("conv wgrad", in.elements() + out_elems,
+                               {c_out_g, c_in_g * rs, out_pos, g}, BatchDim::k);
+  wgrad.weight_gradient = true;
+  bwd(wgrad);
   save(in);
   return out;
 }
@@ -932,8 +934,11 @@ Tensor NetBuilder::conv_transpose1d(const Tensor& in, std::int64_t out_channels,
     bwd(gemm_spec("conv_transpose dgrad", KernelClass::conv, 2 * macs,
                   out.elements() + in.elements(), weights, {pos, ci, cols, 1}, BatchDim::m));
   }
-  bwd(gemm_spec("conv_transpose wgrad", KernelClass::conv, 2 * macs, in.elements() + out.elements(),
-                weights, {ci, cols, pos, 1}, BatchDim::k));
+  KernelSpec wgrad =
+      gemm_spec("conv_transpose wgrad", KernelClass::conv, 2 * macs, in.elements() + out.elements(),
+                weights, {ci, cols, pos, 1}, BatchDim::k);
+  wgrad.weight_gradient = true;  // cuDNN's backward-filter algorithms, roles of x and dy swapped
+  bwd(wgrad);
   save(in);
   return out;
 }

@@ -62,6 +62,7 @@ sim::Kernel instantiate(const KernelSpec& k, double batch, sim::Dtype dtype) {
   out.bytes = (k.act_elements * batch + k.param_elements) * width + k.raw_bytes * batch;
   out.gemm = k.gemm;
   out.winograd_eligible = k.winograd_eligible;
+  out.weight_gradient = k.weight_gradient;
   switch (k.batch_dim) {
     case BatchDim::none:
       break;

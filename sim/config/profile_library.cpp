@@ -163,6 +163,12 @@ KernelEfficiency read_kernels(JsonReader& r) {
           wino->number_or(dtype_name(d), Bound::positive, 0.0);
     wino->done();
   }
+  if (auto wgrad = r.optional_object("conv_weight_gradient")) {
+    for (Dtype d : kAllDtypes)
+      k.conv_weight_gradient[static_cast<std::size_t>(d)] =
+          wgrad->number_or(dtype_name(d), Bound::unit_interval, 0.0);
+    wgrad->done();
+  }
   JsonReader compute = r.object("compute");
   for (int c = 0; c < kKernelClassCount; ++c) {
     const auto cls = static_cast<KernelClass>(c);

@@ -51,6 +51,9 @@ struct Kernel {
   // A 3x3, stride-1, ungrouped convolution: cuDNN may run it with Winograd's minimal filtering
   // algorithm, which needs fewer multiplications (KernelEfficiency::winograd_gain).
   bool winograd_eligible = false;
+  // A convolution's weight gradient (cuDNN's backward-filter algorithms): priced at the forward
+  // convolutions' efficiency times KernelEfficiency::conv_weight_gradient.
+  bool weight_gradient = false;
 };
 
 }  // namespace trainsim::sim

@@ -69,7 +69,9 @@ double kernel_body_s(const AcceleratorSpec& a, const Kernel& k) {
   double bytes = k.bytes;
   if (is_compute_class(k.cls) && k.flops > 0) {
     const auto peak = a.peak(k.dtype);
-    const double eff = a.kernels.effective_compute(k.cls, k.dtype);
+    double eff = a.kernels.effective_compute(k.cls, k.dtype);
+    const double wgrad = a.kernels.conv_weight_gradient[static_cast<std::size_t>(k.dtype)];
+    if (k.weight_gradient && k.cls == KernelClass::conv && wgrad > 0) eff *= wgrad;
     if (!peak || eff <= 0) {
       throw std::invalid_argument(a.name + " (kernels " + a.kernels.name + ") has no " +
                                   dtype_name(k.dtype) + " path for " + kernel_class_name(k.cls) +

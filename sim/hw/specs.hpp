@@ -33,6 +33,12 @@ struct KernelEfficiency {
   // Convolutional Neural Networks', arXiv:1509.09308: F(2x2,3x3) needs 2.25x fewer, F(4x4,3x3)
   // 4x fewer); 0 where the profile gives none (no Winograd path: implicit GEMM).
   std::array<double, kDtypeCount> winograd_gain{};
+  // Per dtype: the fraction of the forward convolutions' efficiency that the library's
+  // weight-gradient (backward-filter) convolutions reach. Their reduction runs over every
+  // sample and output position and their output is the small filter tensor, so they tile and
+  // split worse than forward and data-gradient ones; 0 where the profile gives none (priced as
+  // forward).
+  std::array<double, kDtypeCount> conv_weight_gradient{};
 
   // The efficiency for (class, dtype): the given value, else bf16 <-> fp16 share one (same tensor
   // cores, same libraries), else 0 (no path).

@@ -80,6 +80,15 @@ HOSTILE("host with a clock for its single-thread speed",
 HOSTILE("host without a single-thread speed", {"profiles", "list", "--profile-dir", "@/"}, 2,
         {"@/hosts/box.json", "single_thread_speed"},
         {{"hosts/box.json", with(kHost, " \"single_thread_speed\": 1,", "")}})
+HOSTILE("kernels profile whose weight-gradient share is above 1",
+        {"profiles", "list", "--profile-dir", "@/"}, 2,
+        {"@/kernels/arch.json: conv_weight_gradient.fp32: value 1.5 must be in (0, 1]"},
+        {{"kernels/arch.json", R"({"kind": "kernels", "name": "arch",
+  "gemm_tile": {"m": 128, "n": 128, "half_tile_throughput": 0.8}, "k_half": 10,
+  "conv_weight_gradient": {"fp32": 1.5}, "compute": {"conv": {"fp32": 0.8}},
+  "memory": {"copy": 0.9, "elementwise": 0.8, "normalization": 0.7, "softmax": 0.7,
+             "reduction": 0.7, "pooling": 0.7, "gather": 0.6, "scatter": 0.3, "optimizer": 0.8,
+             "topk": 0.01}})"}})
 HOSTILE("cluster of 1e9 nodes", {"profiles", "list", "--profile-dir", "@/"}, 2,
         {"@/clusters/c.json: nodes: value 1000000000 is above the limit of 262144"},
         {{"clusters/c.json", with(cluster(""), "\"nodes\": 2", "\"nodes\": 1000000000")}})
