@@ -44,13 +44,15 @@ std::string keys_of(const nlohmann::json& object) {
 }
 
 bool is_fraction(const std::vector<std::string>& parts) {
-  // Efficiencies (achieved fractions of peak: a kernels profile's compute and memory tables, the
-  // half-tile rate, the weight-gradient share) and the sparsification density live in (0, 1].
+  // A kernels profile's efficiencies (is_kernels_fraction) and the sparsification density live in
+  // (0, 1].
   const auto kernels = std::find(parts.begin(), parts.end(), "kernels");
-  if (kernels != parts.end() && kernels + 1 != parts.end() &&
-      (kernels[1] == "compute" || kernels[1] == "memory" || kernels[1] == "conv_weight_gradient" ||
-       parts.back() == "half_tile_throughput"))
-    return true;
+  if (kernels != parts.end() && kernels + 1 != parts.end()) {
+    std::string inside;
+    for (auto it = kernels + 1; it != parts.end(); ++it)
+      inside += (inside.empty() ? "" : ".") + *it;
+    if (is_kernels_fraction(inside)) return true;
+  }
   return std::any_of(
              parts.begin(), parts.end(),
              [](const std::string& p) { return p.find("efficiency") != std::string::npos; }) ||
@@ -146,6 +148,12 @@ std::vector<std::string> overrides_for(const CalibrationSetup& setup, std::size_
 }
 
 }  // namespace
+
+bool is_kernels_fraction(const std::string& path) {
+  const auto starts = [&](const char* prefix) { return path.rfind(prefix, 0) == 0; };
+  return starts("compute.") || starts("memory.") || starts("conv_weight_gradient.") ||
+         path == "gemm_tile.half_tile_throughput";
+}
 
 // A number, or a quantity string in any dimension the profiles use, in SI base units.
 std::optional<double> numeric_value(const nlohmann::json& leaf) {

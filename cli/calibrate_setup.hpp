@@ -16,6 +16,11 @@
 
 namespace trainsim::cli {
 
+// Whether a value at `path` inside a kernels profile (e.g. "compute.conv.fp32") is an achieved
+// fraction that calibration keeps in (0, 1]: the compute and memory efficiencies, the half-tile
+// rate and the weight-gradient share.
+bool is_kernels_fraction(const std::string& path);
+
 struct FreeParameter {
   std::string path;  // in the scenario, e.g. cluster.node.accelerator.kernels.compute.gemm.fp16
   nlohmann::json as_written;  // the value as the owning document has it ("5 us", 0.6)

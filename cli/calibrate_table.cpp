@@ -68,13 +68,7 @@ TableParameter parse_parameter(const std::string& text, const sim::ProfileLibrar
   }
   p.start = *v;
   p.lower = 1e-6 * p.start;
-  // Achieved fractions (kernel efficiencies, the half-tile rate, the weight-gradient share) stay
-  // in (0, 1].
-  const bool fraction =
-      p.kind == "kernels" &&
-      (p.path.rfind("compute.", 0) == 0 || p.path.rfind("memory.", 0) == 0 ||
-       p.path.rfind("conv_weight_gradient.", 0) == 0 || p.path == "gemm_tile.half_tile_throughput");
-  if (fraction) p.upper = 1.0;
+  if (p.kind == "kernels" && is_kernels_fraction(p.path)) p.upper = 1.0;
   return p;
 }
 

@@ -146,6 +146,19 @@ nlohmann::json* value_at_path(nlohmann::json& doc, const std::string& path) {
   return const_cast<nlohmann::json*>(value_at_path(std::as_const(doc), path));
 }
 
+namespace {
+
+// A per-dtype table ({"fp32": 0.8, "fp16": 0.6}): 0 for the dtypes it does not name.
+std::array<double, kDtypeCount> read_per_dtype(JsonReader& r, Bound bound) {
+  std::array<double, kDtypeCount> out{};
+  for (Dtype d : kAllDtypes)
+    out[static_cast<std::size_t>(d)] = r.number_or(dtype_name(d), bound, 0.0);
+  r.done();
+  return out;
+}
+
+}  // namespace
+
 KernelEfficiency read_kernels(JsonReader& r) {
   KernelEfficiency k;
   r.ignore({"kind"});
@@ -157,28 +170,16 @@ KernelEfficiency read_kernels(JsonReader& r) {
   k.half_tile_throughput = tile.number("half_tile_throughput", Bound::unit_interval);
   tile.done();
   k.k_half = r.number("k_half", Bound::non_negative);
-  if (auto wino = r.optional_object("winograd_gain")) {
-    for (Dtype d : kAllDtypes)
-      k.winograd_gain[static_cast<std::size_t>(d)] =
-          wino->number_or(dtype_name(d), Bound::positive, 0.0);
-    wino->done();
-  }
-  if (auto wgrad = r.optional_object("conv_weight_gradient")) {
-    for (Dtype d : kAllDtypes)
-      k.conv_weight_gradient[static_cast<std::size_t>(d)] =
-          wgrad->number_or(dtype_name(d), Bound::unit_interval, 0.0);
-    wgrad->done();
-  }
+  if (auto wino = r.optional_object("winograd_gain"))
+    k.winograd_gain = read_per_dtype(*wino, Bound::positive);
+  if (auto wgrad = r.optional_object("conv_weight_gradient"))
+    k.conv_weight_gradient = read_per_dtype(*wgrad, Bound::unit_interval);
   JsonReader compute = r.object("compute");
   for (int c = 0; c < kKernelClassCount; ++c) {
     const auto cls = static_cast<KernelClass>(c);
     if (!is_compute_class(cls) || !compute.has(kernel_class_name(cls))) continue;
     JsonReader per_dtype = compute.object(kernel_class_name(cls));
-    for (Dtype d : kAllDtypes) {
-      k.compute[static_cast<std::size_t>(c)][static_cast<std::size_t>(d)] =
-          per_dtype.number_or(dtype_name(d), Bound::unit_interval, 0.0);
-    }
-    per_dtype.done();
+    k.compute[static_cast<std::size_t>(c)] = read_per_dtype(per_dtype, Bound::unit_interval);
   }
   compute.done();
   JsonReader memory = r.object("memory");
