@@ -234,8 +234,16 @@ Tensor NetBuilder::conv2d(const Tensor& in, const Conv2d& s) {
                      std::to_string(s.out_channels) + " output channels cannot use " +
                      std::to_string(s.groups) + " groups");
   }
-  const std::int64_t h = out_dim(in.height(), s.kernel_h, s.stride_h, s.pad_h);
-  const std::int64_t w = out_dim(in.width(), s.kernel_w, s.stride_w, s.pad_w);
+  if (s.dilation_h < 1 || s.dilation_w < 1) {
+    throw ShapeError("conv dilation " + std::to_string(s.dilation_h) + "x" +
+                     std::to_string(s.dilation_w) + " is not at least 1");
+  }
+  const bool dilated = s.dilation_h > 1 || s.dilation_w > 1;
+  // The filter's extent: its taps spread dilation apart.
+  const std::int64_t h =
+      out_dim(in.height(), s.dilation_h * (s.kernel_h - 1) + 1, s.stride_h, s.pad_h);
+  const std::int64_t w =
+      out_dim(in.width(), s.dilation_w * (s.kernel_w - 1) + 1, s.stride_w, s.pad_w);
   Tensor out = make({s.out_channels, h, w}, true);
   const double out_elems = out.elements();
   const double macs = out_elems * static_cast<double>(c_in / s.groups * s.kernel_h * s.kernel_w);
@@ -255,13 +263,14 @@ Tensor NetBuilder::conv2d(const Tensor& in, const Conv2d& s) {
   const KernelClass cls = c_in / s.groups <= kDepthwiseMaxChannelsPerGroup && s.groups > 1
                               ? KernelClass::depthwise_conv
                               : KernelClass::conv;
-  // cuDNN's Winograd algorithms take 3x3 stride-1 ungrouped filters (forward, data- and
-  // weight-gradient alike: WINOGRAD and WINOGRAD_NONFUSED in cudnnConvolution*Algo_t).
-  const bool winograd =
-      s.groups == 1 && s.kernel_h == 3 && s.kernel_w == 3 && s.stride_h == 1 && s.stride_w == 1;
+  // cuDNN's Winograd algorithms take 3x3 stride-1 undilated ungrouped filters (forward, data-
+  // and weight-gradient alike: WINOGRAD and WINOGRAD_NONFUSED in cudnnConvolution*Algo_t).
+  const bool winograd = s.groups == 1 && s.kernel_h == 3 && s.kernel_w == 3 && s.stride_h == 1 &&
+                        s.stride_w == 1 && !dilated;
   const auto conv_spec = [&](const char* what, double act, sim::GemmShape shape, BatchDim bd) {
     KernelSpec k = gemm_spec(what, cls, 2 * macs, act, weights, shape, bd);
     k.winograd_eligible = winograd;
+    k.dilated = dilated;
     return k;
   };
   fwd(conv_spec("conv fwd", in.elements() + out_elems, {out_pos, c_out_g, c_in_g * rs, g},

@@ -45,6 +45,10 @@ struct Conv2d {
   std::int64_t pad_w = 0;
   std::int64_t groups = 1;
   bool bias = false;
+  // Spacing between the filter's taps (atrous / dilated convolution, WaveNet's and WaveGlow's
+  // layers): the filter spans dilation x (kernel - 1) + 1 positions with the same taps.
+  std::int64_t dilation_h = 1;
+  std::int64_t dilation_w = 1;
 };
 
 // Square kernel, same stride and padding both ways; padding defaults to "same" for odd kernels.

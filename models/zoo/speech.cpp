@@ -171,9 +171,15 @@ ZooModel make_waveglow(const Hyperparameters& hp) {
   nb.end(spect);
   const double conditioning = spect.elements();
 
-  auto conv = [&](const Tensor& in, std::int64_t out, std::int64_t kernel, bool normed) {
+  // WN's layer i dilates its taps 2^i apart, padded to keep the length (waveglow/model.py, WN:
+  // dilation = 2 ** i, padding = (kernel_size * dilation - dilation) / 2).
+  auto conv = [&](const Tensor& in, std::int64_t out, std::int64_t kernel, bool normed,
+                  std::int64_t dilation = 1) {
     if (normed) nb.weight_norm(out);
-    return nb.conv2d(in, conv1d_spec(out, kernel, true));
+    Conv2d spec = conv1d_spec(out, kernel, true);
+    spec.dilation_w = dilation;
+    spec.pad_w = dilation * (kernel - 1) / 2;
+    return nb.conv2d(in, spec);
   };
   Tensor audio = nb.input({kGroup, 1, length});
   double early = 0;  // channels already output, travelling to the loss
@@ -194,8 +200,8 @@ ZooModel make_waveglow(const Hyperparameters& hp) {
     Tensor skips;
     for (std::int64_t i = 0; i < wn_layers; ++i) {
       const bool last = i + 1 == wn_layers;
-      const Tensor in =
-          nb.add(conv(h, 2 * channels, kKernel, true), conv(spect, 2 * channels, 1, true));
+      const Tensor in = nb.add(conv(h, 2 * channels, kKernel, true, std::int64_t{1} << i),
+                               conv(spect, 2 * channels, 1, true));
       const Tensor acts =
           nb.mul(nb.activation(nb.copy_as(in, {channels, 1, length}), Activation::tanh),
                  nb.activation(nb.copy_as(in, {channels, 1, length}), Activation::sigmoid));

@@ -63,6 +63,7 @@ sim::Kernel instantiate(const KernelSpec& k, double batch, sim::Dtype dtype) {
   out.gemm = k.gemm;
   out.winograd_eligible = k.winograd_eligible;
   out.weight_gradient = k.weight_gradient;
+  out.dilated = k.dilated;
   switch (k.batch_dim) {
     case BatchDim::none:
       break;

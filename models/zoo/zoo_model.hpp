@@ -70,6 +70,7 @@ struct KernelSpec {
   double param_elements = 0;       // parameter elements read + written (independent of the batch)
   bool winograd_eligible = false;  // a 3x3 stride-1 ungrouped convolution (sim::Kernel's flag)
   bool weight_gradient = false;    // a convolution's weight gradient (sim::Kernel's flag)
+  bool dilated = false;            // a dilated convolution (sim::Kernel's flag)
   double raw_bytes = 0;            // per sample, independent of the dtype
   sim::GemmShape gemm;             // compute classes: the GEMM view, per sample along batch_dim
   BatchDim batch_dim = BatchDim::none;

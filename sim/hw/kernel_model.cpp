@@ -59,6 +59,22 @@ double memory_efficiency(const AcceleratorSpec& a, KernelClass c) {
 
 }  // namespace
 
+Dtype math_dtype(const AcceleratorSpec& a, const Kernel& k) {
+  if (!k.dilated || k.cls != KernelClass::conv || k.dtype == Dtype::fp32 ||
+      a.kernels.dilated_conv_tensor_cores) {
+    return k.dtype;
+  }
+  const auto fp32 = a.peak(Dtype::fp32);
+  const auto own = a.peak(k.dtype);
+  // A rate above twice fp32's comes from matrix units (packed half2 SIMT math doubles fp32 at
+  // most: P100's fp16 is 2x its fp32, V100's tensor cores 8x). Without a tensor-core algorithm the
+  // convolution computes in fp32: TF32 is fp32 storage, and PyTorch asks cuDNN for fp32 math on
+  // half data (pytorch/pytorch aten/src/ATen/cudnn/Descriptors.h, ConvolutionDescriptor::set:
+  // 'if (dataType == CUDNN_DATA_HALF) mathType = CUDNN_DATA_FLOAT').
+  if (fp32 && own && *own > 2 * *fp32) return Dtype::fp32;
+  return k.dtype;
+}
+
 double gemm_quantisation(const AcceleratorSpec& a, KernelClass cls, const GemmShape& g) {
   if (!is_compute_class(cls) || g.m <= 0 || g.n <= 0 || g.k <= 0) return 1.0;
   return best_tiling(a, g, cls == KernelClass::attention).efficiency;
@@ -68,13 +84,14 @@ double kernel_body_s(const AcceleratorSpec& a, const Kernel& k) {
   double compute_s = 0;
   double bytes = k.bytes;
   if (is_compute_class(k.cls) && k.flops > 0) {
-    const auto peak = a.peak(k.dtype);
-    double eff = a.kernels.effective_compute(k.cls, k.dtype);
-    const double wgrad = a.kernels.conv_weight_gradient[static_cast<std::size_t>(k.dtype)];
+    const Dtype math = math_dtype(a, k);
+    const auto peak = a.peak(math);
+    double eff = a.kernels.effective_compute(k.cls, math);
+    const double wgrad = a.kernels.conv_weight_gradient[static_cast<std::size_t>(math)];
     if (k.weight_gradient && k.cls == KernelClass::conv && wgrad > 0) eff *= wgrad;
     if (!peak || eff <= 0) {
       throw std::invalid_argument(a.name + " (kernels " + a.kernels.name + ") has no " +
-                                  dtype_name(k.dtype) + " path for " + kernel_class_name(k.cls) +
+                                  dtype_name(math) + " path for " + kernel_class_name(k.cls) +
                                   " kernels");
     }
     double tiling = 1.0;
@@ -85,7 +102,7 @@ double kernel_body_s(const AcceleratorSpec& a, const Kernel& k) {
       if (t.split > 1) bytes += 2 * (t.split - 1) * k.gemm.m * k.gemm.n * k.gemm.batch * 4;
     }
     const double gain =
-        k.winograd_eligible ? a.kernels.winograd_gain[static_cast<std::size_t>(k.dtype)] : 0.0;
+        k.winograd_eligible ? a.kernels.winograd_gain[static_cast<std::size_t>(math)] : 0.0;
     compute_s = k.flops / (gain > 1 ? gain : 1.0) / (*peak * eff * std::max(tiling, 1e-6));
   }
   const double memory_s =

@@ -33,6 +33,11 @@ double kernel_time_s(const AcceleratorSpec& a, const Kernel& k);
 // kernel (e.g. the reductions inside one NCCL collective kernel).
 double kernel_body_s(const AcceleratorSpec& a, const Kernel& k);
 
+// The dtype whose math a kernel runs in: its own, except a dilated convolution in a dtype the
+// device computes on matrix units (tensor cores) where the architecture's library has no
+// tensor-core algorithm for dilation (KernelEfficiency::dilated_conv_tensor_cores): fp32.
+Dtype math_dtype(const AcceleratorSpec& a, const Kernel& k);
+
 // Fraction of the launched tile area that does useful work for a GEMM view on `a` (1 for
 // memory-bound classes): the quantisation factor above, exposed for tests and reports.
 double gemm_quantisation(const AcceleratorSpec& a, KernelClass cls, const GemmShape& g);

@@ -39,6 +39,9 @@ struct KernelEfficiency {
   // split worse than forward and data-gradient ones; 0 where the profile gives none (priced as
   // forward).
   std::array<double, kDtypeCount> conv_weight_gradient{};
+  // Whether the architecture's convolution library has tensor-core algorithms for dilated
+  // convolutions; where not, they compute in fp32 (sim/hw/kernel_model.hpp, math_dtype).
+  bool dilated_conv_tensor_cores = true;
 
   // The efficiency for (class, dtype): the given value, else bf16 <-> fp16 share one (same tensor
   // cores, same libraries), else 0 (no path).

@@ -89,6 +89,15 @@ HOSTILE("kernels profile whose weight-gradient share is above 1",
   "memory": {"copy": 0.9, "elementwise": 0.8, "normalization": 0.7, "softmax": 0.7,
              "reduction": 0.7, "pooling": 0.7, "gather": 0.6, "scatter": 0.3, "optimizer": 0.8,
              "topk": 0.01}})"}})
+HOSTILE("kernels profile whose dilated-convolution switch is a string",
+        {"profiles", "list", "--profile-dir", "@/"}, 2,
+        {"@/kernels/arch.json", "dilated_conv_tensor_cores", "yes"},
+        {{"kernels/arch.json", R"({"kind": "kernels", "name": "arch",
+  "gemm_tile": {"m": 128, "n": 128, "half_tile_throughput": 0.8}, "k_half": 10,
+  "dilated_conv_tensor_cores": "yes", "compute": {"conv": {"fp32": 0.8}},
+  "memory": {"copy": 0.9, "elementwise": 0.8, "normalization": 0.7, "softmax": 0.7,
+             "reduction": 0.7, "pooling": 0.7, "gather": 0.6, "scatter": 0.3, "optimizer": 0.8,
+             "topk": 0.01}})"}})
 HOSTILE("cluster of 1e9 nodes", {"profiles", "list", "--profile-dir", "@/"}, 2,
         {"@/clusters/c.json: nodes: value 1000000000 is above the limit of 262144"},
         {{"clusters/c.json", with(cluster(""), "\"nodes\": 2", "\"nodes\": 1000000000")}})

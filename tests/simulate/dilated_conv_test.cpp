@@ -1,0 +1,84 @@
+// Dilated convolutions: their taps spread `dilation` apart (the output length follows the filter's
+// extent), Winograd does not take them, and where the dtype's rate comes from tensor cores and the
+// architecture's library has no tensor-core algorithm for dilation (cuDNN 7: Volta, Turing) they
+// run in fp32 instead.
+#include <catch2/catch.hpp>
+
+#include <string_view>
+
+#include "cli/profiles_source.hpp"
+#include "models/zoo/net_builder.hpp"
+#include "models/zoo/zoo_model.hpp"
+#include "sim/hw/kernel_model.hpp"
+
+using trainsim::models::Conv2d;
+using trainsim::models::KernelSpec;
+using trainsim::models::NetBuilder;
+using trainsim::models::OpClass;
+using trainsim::sim::Dtype;
+
+namespace {
+
+// A 3-tap 1-D convolution, 512 -> 1024 channels over 1000 positions (WaveGlow's WN in_layer),
+// padded to keep the length; returns its forward kernel and checks the output length.
+KernelSpec conv1d_fwd(std::int64_t dilation) {
+  NetBuilder nb;
+  const auto x = nb.input({512, 1, 1000}, true);
+  nb.begin("conv", OpClass::conv, x.elements());
+  Conv2d spec{1024, 1, 3, 1, 1, 0, dilation, 1, true};
+  spec.dilation_w = dilation;
+  const auto y = nb.conv2d(x, spec);
+  CHECK(y.width() == 1000);
+  nb.end(y);
+  const auto layers = nb.take_layers();
+  for (const auto& k : layers.at(0).fwd_kernels)
+    if (std::string_view(k.what) == "conv fwd") return k;
+  FAIL("no conv fwd kernel");
+  return {};
+}
+
+}  // namespace
+
+TEST_CASE("a dilated convolution's filter spans dilation x (kernel - 1) + 1 positions") {
+  NetBuilder nb;
+  const auto x = nb.input({8, 1, 100});
+  nb.begin("conv", OpClass::conv, x.elements());
+  Conv2d spec{8, 1, 3, 1, 1, 0, 0, 1, false};
+  spec.dilation_w = 4;  // extent 9: 100 - 9 + 1 positions without padding
+  CHECK(nb.conv2d(x, spec).width() == 92);
+  spec.dilation_w = 0;
+  CHECK_THROWS_AS(nb.conv2d(x, spec), trainsim::models::ShapeError);
+}
+
+TEST_CASE("dilated convolutions leave cuDNN 7's tensor cores for fp32 math") {
+  const auto lib = trainsim::cli::load_profile_library({});
+  const KernelSpec plain = conv1d_fwd(1);
+  const KernelSpec dilated = conv1d_fwd(4);
+  CHECK_FALSE(plain.dilated);
+  CHECK(dilated.dilated);
+  CHECK(plain.flops == dilated.flops);
+  const auto body_s = [&](const char* accelerator, const KernelSpec& k, Dtype dtype) {
+    const auto a = lib.accelerator(accelerator, "test");
+    return trainsim::sim::kernel_body_s(a, trainsim::models::instantiate(k, 4, dtype));
+  };
+  // V100: fp16 is the tensor cores' 125 TFLOP/s (8x fp32); dilated, the kernel computes at fp32's
+  // rate and efficiency, so it takes about as long as in fp32 (its 16-bit operands read less).
+  CHECK(body_s("v100-sxm2-16gb", plain, Dtype::fp16) <
+        0.3 * body_s("v100-sxm2-16gb", dilated, Dtype::fp16));
+  CHECK(body_s("v100-sxm2-16gb", dilated, Dtype::fp16) ==
+        Approx(body_s("v100-sxm2-16gb", dilated, Dtype::fp32)).epsilon(1e-9));
+  // Turing (T4) likewise.
+  CHECK(body_s("t4", dilated, Dtype::fp16) ==
+        Approx(body_s("t4", dilated, Dtype::fp32)).epsilon(1e-9));
+  // Ampere's library has them: A100's TF32 dilated convolution prices as the undilated one.
+  CHECK(body_s("a100-sxm4-40gb", dilated, Dtype::tf32) ==
+        Approx(body_s("a100-sxm4-40gb", plain, Dtype::tf32)).epsilon(1e-9));
+  CHECK(body_s("a100-sxm4-40gb", dilated, Dtype::tf32) <
+        0.5 * body_s("a100-sxm4-40gb", dilated, Dtype::fp32));
+  // fp32 itself is unchanged by dilation.
+  CHECK(body_s("v100-sxm2-16gb", dilated, Dtype::fp32) ==
+        Approx(body_s("v100-sxm2-16gb", plain, Dtype::fp32)).epsilon(1e-9));
+  // P100 has no tensor cores: its fp16 (packed half2, 2x fp32) is what it has either way.
+  CHECK(body_s("p100-sxm2-16gb", dilated, Dtype::fp16) ==
+        Approx(body_s("p100-sxm2-16gb", plain, Dtype::fp16)).epsilon(1e-9));
+}
