@@ -58,6 +58,8 @@ void show_kernels(std::ostream& os, const sim::KernelEfficiency& k) {
   per_dtype("Winograd gain (3x3 stride-1 convolutions):", k.winograd_gain);
   per_dtype("weight-gradient convolutions at this fraction of conv's efficiency:",
             k.conv_weight_gradient);
+  per_dtype("data gradients of strided convolutions at this fraction of conv's efficiency:",
+            k.conv_strided_data_gradient);
   if (!k.dilated_conv_tensor_cores)
     os << "  dilated convolutions: no tensor-core algorithm (computed in fp32)\n";
   os << "  achieved fraction of DRAM bandwidth (memory classes):\n";

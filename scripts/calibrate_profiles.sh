@@ -32,6 +32,11 @@ if [ "$stage" = all ] || [ "$stage" = kernels ]; then
   # (Volta's conv_weight_gradient, freed with these, runs into its bound 1 in fp32 and fp16: the
   # profile gives none.)
   step volta_conv16 deepbench_conv 'v100-sxm2-16gb fp16' kernels/nvidia-volta:compute.conv.fp16
+  # Strided convolutions' data gradients, with the convolution efficiencies above held.
+  step volta_strided32 deepbench_conv 'v100-sxm2-16gb fp32' \
+    kernels/nvidia-volta:conv_strided_data_gradient.fp32
+  step volta_strided16 deepbench_conv 'v100-sxm2-16gb fp16' \
+    kernels/nvidia-volta:conv_strided_data_gradient.fp16
   step volta_lstm32 deepbench_lstm 'v100-sxm2-16gb fp32' kernels/nvidia-volta:compute.recurrent.fp32
   # (DeepBench's LSTM is cuDNN's skip-input mode: no input GEMM. Its fp16 calibration-half cells are
   # bound by re-reading the recurrent weights each step: recurrent.fp16 moves none of them and
@@ -52,6 +57,9 @@ if [ "$stage" = all ] || [ "$stage" = kernels ] || [ "$stage" = kernels2 ]; then
   step turing_conv deepbench_conv 't4 ' kernels/nvidia-turing:compute.conv.fp32 \
     kernels/nvidia-turing:compute.conv.fp16 kernels/nvidia-turing:winograd_gain.fp32 \
     kernels/nvidia-turing:conv_weight_gradient.fp32 kernels/nvidia-turing:conv_weight_gradient.fp16
+  step turing_strided32 deepbench_conv 't4 fp32' kernels/nvidia-turing:conv_strided_data_gradient.fp32
+  step turing_strided16 deepbench_conv 't4 fp16' kernels/nvidia-turing:conv_strided_data_gradient.fp16
+  # (Pascal's conv_strided_data_gradient runs into its bound 1: the profile gives none.)
 fi
 if [ "$stage" = all ] || [ "$stage" = end_to_end ]; then
   # MXNet's host costs and the Kepler/Maxwell convolutions from the K80/M60 batch sweeps (the

@@ -285,8 +285,10 @@ Tensor NetBuilder::conv2d(const Tensor& in, const Conv2d& s) {
                  static_cast<double>(s.out_channels), 0, out_elems));
   }
   if (needs_grad(in)) {
-    bwd(conv_spec("conv dgrad", out_elems + in.elements(), {in_pos, c_in_g, c_out_g * rs, g},
-                  BatchDim::m));
+    KernelSpec dgrad = conv_spec("conv dgrad", out_elems + in.elements(),
+                                 {in_pos, c_in_g, c_out_g * rs, g}, BatchDim::m);
+    dgrad.strided_data_gradient = s.stride_h > 1 || s.stride_w > 1;
+    bwd(dgrad);
   }
   KernelSpec wgrad = conv_spec("conv wgrad", in.elements() + out_elems,
                                {c_out_g, c_in_g * rs, out_pos, g}, BatchDim::k);

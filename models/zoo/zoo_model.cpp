@@ -64,6 +64,7 @@ sim::Kernel instantiate(const KernelSpec& k, double batch, sim::Dtype dtype) {
   out.winograd_eligible = k.winograd_eligible;
   out.weight_gradient = k.weight_gradient;
   out.dilated = k.dilated;
+  out.strided_data_gradient = k.strided_data_gradient;
   switch (k.batch_dim) {
     case BatchDim::none:
       break;

@@ -71,8 +71,9 @@ struct KernelSpec {
   bool winograd_eligible = false;  // a 3x3 stride-1 ungrouped convolution (sim::Kernel's flag)
   bool weight_gradient = false;    // a convolution's weight gradient (sim::Kernel's flag)
   bool dilated = false;            // a dilated convolution (sim::Kernel's flag)
-  double raw_bytes = 0;            // per sample, independent of the dtype
-  sim::GemmShape gemm;             // compute classes: the GEMM view, per sample along batch_dim
+  bool strided_data_gradient = false;  // a strided convolution's data gradient (sim::Kernel's)
+  double raw_bytes = 0;                // per sample, independent of the dtype
+  sim::GemmShape gemm;                 // compute classes: the GEMM view, per sample along batch_dim
   BatchDim batch_dim = BatchDim::none;
   int repeat = 1;  // launched this many times in a row (e.g. one recurrent cell per time step);
                    // flops and bytes above are for one launch

@@ -174,6 +174,8 @@ KernelEfficiency read_kernels(JsonReader& r) {
     k.winograd_gain = read_per_dtype(*wino, Bound::positive);
   if (auto wgrad = r.optional_object("conv_weight_gradient"))
     k.conv_weight_gradient = read_per_dtype(*wgrad, Bound::unit_interval);
+  if (auto strided = r.optional_object("conv_strided_data_gradient"))
+    k.conv_strided_data_gradient = read_per_dtype(*strided, Bound::unit_interval);
   k.dilated_conv_tensor_cores = r.boolean_or("dilated_conv_tensor_cores", true);
   JsonReader compute = r.object("compute");
   for (int c = 0; c < kKernelClassCount; ++c) {

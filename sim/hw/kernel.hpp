@@ -54,6 +54,9 @@ struct Kernel {
   // A convolution's weight gradient (cuDNN's backward-filter algorithms): priced at the forward
   // convolutions' efficiency times KernelEfficiency::conv_weight_gradient.
   bool weight_gradient = false;
+  // The data gradient of a strided convolution (a transposed, fractionally strided convolution):
+  // priced at the convolutions' efficiency times KernelEfficiency::conv_strided_data_gradient.
+  bool strided_data_gradient = false;
   // A dilated convolution (dilation > 1): libraries may lack tensor-core algorithms for it
   // (KernelEfficiency::dilated_conv_tensor_cores; kernel_model.cpp, math_dtype).
   bool dilated = false;

@@ -89,6 +89,8 @@ double kernel_body_s(const AcceleratorSpec& a, const Kernel& k) {
     double eff = a.kernels.effective_compute(k.cls, math);
     const double wgrad = a.kernels.conv_weight_gradient[static_cast<std::size_t>(math)];
     if (k.weight_gradient && k.cls == KernelClass::conv && wgrad > 0) eff *= wgrad;
+    const double strided = a.kernels.conv_strided_data_gradient[static_cast<std::size_t>(math)];
+    if (k.strided_data_gradient && k.cls == KernelClass::conv && strided > 0) eff *= strided;
     if (!peak || eff <= 0) {
       throw std::invalid_argument(a.name + " (kernels " + a.kernels.name + ") has no " +
                                   dtype_name(math) + " path for " + kernel_class_name(k.cls) +

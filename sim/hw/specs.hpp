@@ -39,6 +39,14 @@ struct KernelEfficiency {
   // split worse than forward and data-gradient ones; 0 where the profile gives none (priced as
   // forward).
   std::array<double, kDtypeCount> conv_weight_gradient{};
+  // Per dtype: the fraction of the convolutions' efficiency that the library's data gradients of
+  // strided convolutions reach. That gradient is the transposed convolution, which spreads each
+  // output gradient over stride_h x stride_w input positions (Dumoulin and Visin, 'A guide to
+  // convolution arithmetic for deep learning', arXiv:1603.07285, Sec. 4.5: equivalent to a
+  // convolution over the input with stride - 1 zeros inserted between units); the library's
+  // kernels do part of that zero work. 0 where the profile gives none (priced as any
+  // convolution).
+  std::array<double, kDtypeCount> conv_strided_data_gradient{};
   // Whether the architecture's convolution library has tensor-core algorithms for dilated
   // convolutions; where not, they compute in fp32 (sim/hw/kernel_model.hpp, math_dtype).
   bool dilated_conv_tensor_cores = true;

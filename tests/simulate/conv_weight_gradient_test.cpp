@@ -1,5 +1,6 @@
 // Weight-gradient convolutions (cuDNN's backward-filter algorithms) run at the forward
-// convolutions' efficiency times the kernels profile's conv_weight_gradient, where it gives one.
+// convolutions' efficiency times the kernels profile's conv_weight_gradient, and strided
+// convolutions' data gradients times its conv_strided_data_gradient, where it gives them.
 #include <catch2/catch.hpp>
 
 #include <string_view>
@@ -52,4 +53,29 @@ TEST_CASE("weight-gradient convolutions take the profile's share of conv efficie
         Approx(body_s("p100-sxm2-16gb", as_forward) / 0.729).epsilon(1e-9));
   // Volta's fit ran into 1: its profile gives none, and weight gradients price as forward.
   CHECK(body_s("v100-sxm2-16gb", wgrad) == Approx(body_s("v100-sxm2-16gb", as_forward)));
+}
+
+TEST_CASE("strided convolutions' data gradients take the profile's share of conv efficiency") {
+  const auto lib = trainsim::cli::load_profile_library({});
+  NetBuilder nb;
+  const auto x = nb.input({256, 56, 56}, true);
+  nb.begin("conv", OpClass::conv, x.elements());
+  nb.end(nb.conv2d(x, trainsim::models::conv_spec(512, 1, 2, 0)));  // ResNet's 1x1/2 shortcut
+  const auto layers = nb.take_layers();
+  const KernelSpec& dgrad = find(layers.at(0).bwd_kernels, "conv dgrad");
+  CHECK(dgrad.strided_data_gradient);
+  CHECK_FALSE(find(conv_backward(), "conv dgrad").strided_data_gradient);  // stride 1
+  CHECK_FALSE(find(layers.at(0).bwd_kernels, "conv wgrad").strided_data_gradient);
+  KernelSpec unstrided = dgrad;
+  unstrided.strided_data_gradient = false;
+  const auto body_s = [&](const char* accelerator, const KernelSpec& k) {
+    const auto a = lib.accelerator(accelerator, "test");
+    return trainsim::sim::kernel_body_s(
+        a, trainsim::models::instantiate(k, 64, trainsim::sim::Dtype::fp32));
+  };
+  // Volta gives 0.586 in fp32 (calibrated on DeepBench's V100 rows).
+  CHECK(body_s("v100-sxm2-16gb", dgrad) ==
+        Approx(body_s("v100-sxm2-16gb", unstrided) / 0.586).epsilon(1e-9));
+  // Pascal's fit ran into 1: none.
+  CHECK(body_s("p100-sxm2-16gb", dgrad) == Approx(body_s("p100-sxm2-16gb", unstrided)));
 }
