@@ -13,6 +13,10 @@
 //   per SM or CU at a time), so a GEMM of 1.1 waves costs 2. Weight-gradient GEMMs with a long K
 //   and few tiles use split-K, as cuBLAS does.
 // - k/(k + k_half): the main loop's prologue and epilogue, which short reductions cannot hide.
+// - convolutions: Winograd-eligible ones need winograd_gain[dtype] times fewer multiplications;
+//   weight gradients and strided data gradients run at the profile's shares of eff (its
+//   conv_weight_gradient, conv_strided_data_gradient); dilated ones compute in fp32 where the
+//   library has no tensor-core algorithm for them (math_dtype below).
 // - eff_mem[class]: achieved fraction of DRAM bandwidth per memory-bound class (streaming
 //   pointwise, two-pass normalisation, irregular gathers, ...).
 // - the device gap: the time between two back-to-back kernels on one stream (launch latency,
