@@ -30,6 +30,16 @@ std::string cluster(const std::string& extra) {
          extra + "}}";
 }
 
+// A minimal kernels profile with one more top-level entry (`extra`, "key": value).
+std::string kernels_profile(const std::string& extra) {
+  return R"({"kind": "kernels", "name": "arch",
+  "gemm_tile": {"m": 128, "n": 128, "half_tile_throughput": 0.8}, "k_half": 10, )" +
+         extra + R"(, "compute": {"conv": {"fp32": 0.8}},
+  "memory": {"copy": 0.9, "elementwise": 0.8, "normalization": 0.7, "softmax": 0.7,
+             "reduction": 0.7, "pooling": 0.7, "gather": 0.6, "scatter": 0.3, "optimizer": 0.8,
+             "topk": 0.01}})";
+}
+
 }  // namespace
 
 HOSTILE("profile nested 100,000 deep", {"profiles", "show", "gpu", "--profile-dir", "@/"}, 2,
@@ -83,30 +93,15 @@ HOSTILE("host without a single-thread speed", {"profiles", "list", "--profile-di
 HOSTILE("kernels profile whose weight-gradient share is above 1",
         {"profiles", "list", "--profile-dir", "@/"}, 2,
         {"@/kernels/arch.json: conv_weight_gradient.fp32: value 1.5 must be in (0, 1]"},
-        {{"kernels/arch.json", R"({"kind": "kernels", "name": "arch",
-  "gemm_tile": {"m": 128, "n": 128, "half_tile_throughput": 0.8}, "k_half": 10,
-  "conv_weight_gradient": {"fp32": 1.5}, "compute": {"conv": {"fp32": 0.8}},
-  "memory": {"copy": 0.9, "elementwise": 0.8, "normalization": 0.7, "softmax": 0.7,
-             "reduction": 0.7, "pooling": 0.7, "gather": 0.6, "scatter": 0.3, "optimizer": 0.8,
-             "topk": 0.01}})"}})
+        {{"kernels/arch.json", kernels_profile("\"conv_weight_gradient\": {\"fp32\": 1.5}")}})
 HOSTILE("kernels profile whose strided data-gradient share is 0",
         {"profiles", "list", "--profile-dir", "@/"}, 2,
         {"@/kernels/arch.json: conv_strided_data_gradient.fp16: value 0 must be in (0, 1]"},
-        {{"kernels/arch.json", R"({"kind": "kernels", "name": "arch",
-  "gemm_tile": {"m": 128, "n": 128, "half_tile_throughput": 0.8}, "k_half": 10,
-  "conv_strided_data_gradient": {"fp16": 0}, "compute": {"conv": {"fp32": 0.8}},
-  "memory": {"copy": 0.9, "elementwise": 0.8, "normalization": 0.7, "softmax": 0.7,
-             "reduction": 0.7, "pooling": 0.7, "gather": 0.6, "scatter": 0.3, "optimizer": 0.8,
-             "topk": 0.01}})"}})
+        {{"kernels/arch.json", kernels_profile("\"conv_strided_data_gradient\": {\"fp16\": 0}")}})
 HOSTILE("kernels profile whose dilated-convolution switch is a string",
         {"profiles", "list", "--profile-dir", "@/"}, 2,
         {"@/kernels/arch.json", "dilated_conv_tensor_cores", "yes"},
-        {{"kernels/arch.json", R"({"kind": "kernels", "name": "arch",
-  "gemm_tile": {"m": 128, "n": 128, "half_tile_throughput": 0.8}, "k_half": 10,
-  "dilated_conv_tensor_cores": "yes", "compute": {"conv": {"fp32": 0.8}},
-  "memory": {"copy": 0.9, "elementwise": 0.8, "normalization": 0.7, "softmax": 0.7,
-             "reduction": 0.7, "pooling": 0.7, "gather": 0.6, "scatter": 0.3, "optimizer": 0.8,
-             "topk": 0.01}})"}})
+        {{"kernels/arch.json", kernels_profile("\"dilated_conv_tensor_cores\": \"yes\"")}})
 HOSTILE("cluster of 1e9 nodes", {"profiles", "list", "--profile-dir", "@/"}, 2,
         {"@/clusters/c.json: nodes: value 1000000000 is above the limit of 262144"},
         {{"clusters/c.json", with(cluster(""), "\"nodes\": 2", "\"nodes\": 1000000000")}})

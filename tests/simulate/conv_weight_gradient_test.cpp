@@ -3,7 +3,10 @@
 // convolutions' data gradients times its conv_strided_data_gradient, where it gives them.
 #include <catch2/catch.hpp>
 
+#include <cstdint>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "cli/profiles_source.hpp"
 #include "models/zoo/net_builder.hpp"
@@ -16,13 +19,24 @@ using trainsim::models::OpClass;
 
 namespace {
 
-// The backward kernels of a 3x3 convolution, 256 -> 256 channels on 28x28 (compute-bound).
-std::vector<KernelSpec> conv_backward() {
+// The backward kernels of a convolution `spec` over a {C, H, W} input; by default a 3x3 one,
+// 256 -> 256 channels on 28x28 (compute-bound).
+std::vector<KernelSpec> conv_backward(
+    const trainsim::models::Conv2d& spec = trainsim::models::conv_spec(256, 3, 1, 1),
+    std::vector<std::int64_t> input = {256, 28, 28}) {
   NetBuilder nb;
-  const auto x = nb.input({256, 28, 28}, true);
+  const auto x = nb.input(std::move(input), true);
   nb.begin("conv", OpClass::conv, x.elements());
-  nb.end(nb.conv2d(x, trainsim::models::conv_spec(256, 3, 1, 1)));
+  nb.end(nb.conv2d(x, spec));
   return nb.take_layers().at(0).bwd_kernels;
+}
+
+// The kernel's own duration in fp32 at batch 64 on a built-in accelerator.
+double body_s(const trainsim::sim::ProfileLibrary& lib, const char* accelerator,
+              const KernelSpec& k) {
+  return trainsim::sim::kernel_body_s(
+      lib.accelerator(accelerator, "test"),
+      trainsim::models::instantiate(k, 64, trainsim::sim::Dtype::fp32));
 }
 
 const KernelSpec& find(const std::vector<KernelSpec>& ks, std::string_view what) {
@@ -42,40 +56,27 @@ TEST_CASE("weight-gradient convolutions take the profile's share of conv efficie
   CHECK_FALSE(find(ks, "conv dgrad").weight_gradient);
   KernelSpec as_forward = wgrad;
   as_forward.weight_gradient = false;
-  const auto body_s = [&](const char* accelerator, const KernelSpec& k) {
-    const auto a = lib.accelerator(accelerator, "test");
-    return trainsim::sim::kernel_body_s(
-        a, trainsim::models::instantiate(k, 64, trainsim::sim::Dtype::fp32));
-  };
   // Pascal gives 0.729 in fp32 (calibrated on DeepBench's P100 and GTX 1080 Ti rows): the
   // compute-bound body takes 1 / 0.729 as long.
-  CHECK(body_s("p100-sxm2-16gb", wgrad) ==
-        Approx(body_s("p100-sxm2-16gb", as_forward) / 0.729).epsilon(1e-9));
+  CHECK(body_s(lib, "p100-sxm2-16gb", wgrad) ==
+        Approx(body_s(lib, "p100-sxm2-16gb", as_forward) / 0.729).epsilon(1e-9));
   // Volta's fit ran into 1: its profile gives none, and weight gradients price as forward.
-  CHECK(body_s("v100-sxm2-16gb", wgrad) == Approx(body_s("v100-sxm2-16gb", as_forward)));
+  CHECK(body_s(lib, "v100-sxm2-16gb", wgrad) == Approx(body_s(lib, "v100-sxm2-16gb", as_forward)));
 }
 
 TEST_CASE("strided convolutions' data gradients take the profile's share of conv efficiency") {
   const auto lib = trainsim::cli::load_profile_library({});
-  NetBuilder nb;
-  const auto x = nb.input({256, 56, 56}, true);
-  nb.begin("conv", OpClass::conv, x.elements());
-  nb.end(nb.conv2d(x, trainsim::models::conv_spec(512, 1, 2, 0)));  // ResNet's 1x1/2 shortcut
-  const auto layers = nb.take_layers();
-  const KernelSpec& dgrad = find(layers.at(0).bwd_kernels, "conv dgrad");
+  // ResNet's 1x1/2 shortcut.
+  const auto ks = conv_backward(trainsim::models::conv_spec(512, 1, 2, 0), {256, 56, 56});
+  const KernelSpec& dgrad = find(ks, "conv dgrad");
   CHECK(dgrad.strided_data_gradient);
   CHECK_FALSE(find(conv_backward(), "conv dgrad").strided_data_gradient);  // stride 1
-  CHECK_FALSE(find(layers.at(0).bwd_kernels, "conv wgrad").strided_data_gradient);
+  CHECK_FALSE(find(ks, "conv wgrad").strided_data_gradient);
   KernelSpec unstrided = dgrad;
   unstrided.strided_data_gradient = false;
-  const auto body_s = [&](const char* accelerator, const KernelSpec& k) {
-    const auto a = lib.accelerator(accelerator, "test");
-    return trainsim::sim::kernel_body_s(
-        a, trainsim::models::instantiate(k, 64, trainsim::sim::Dtype::fp32));
-  };
   // Volta gives 0.586 in fp32 (calibrated on DeepBench's V100 rows).
-  CHECK(body_s("v100-sxm2-16gb", dgrad) ==
-        Approx(body_s("v100-sxm2-16gb", unstrided) / 0.586).epsilon(1e-9));
+  CHECK(body_s(lib, "v100-sxm2-16gb", dgrad) ==
+        Approx(body_s(lib, "v100-sxm2-16gb", unstrided) / 0.586).epsilon(1e-9));
   // Pascal's fit ran into 1: none.
-  CHECK(body_s("p100-sxm2-16gb", dgrad) == Approx(body_s("p100-sxm2-16gb", unstrided)));
+  CHECK(body_s(lib, "p100-sxm2-16gb", dgrad) == Approx(body_s(lib, "p100-sxm2-16gb", unstrided)));
 }
