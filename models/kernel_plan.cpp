@@ -186,6 +186,18 @@ void layer_launches(const Scenario& s, const Layer& l, Pass pass, double batch,
   // the extra operand is read (a third of the standalone kernel's read + write traffic). Its
   // `repeat` launches' work spreads over the producer's launches (a loop body's pointwise op
   // folds into the loop's producer launch by launch).
+  // Only memory-bound producers take them. GEMMs and convolutions run as library calls that the
+  // fusers leave whole, so the first pointwise op after one is a kernel of its own that the
+  // following ones join:
+  // - XLA turns dots into cuBLAS custom calls outside its loop fusions (tensorflow/compiler/xla/
+  //   service/gpu/gemm_rewriter.cc folds only a bias add into cuBLAS's beta term);
+  // - Inductor calls cuBLAS for mm/addmm as extern kernels unless max_autotune picks a Triton
+  //   template (torch/_inductor/config.py: max_autotune = False);
+  // - Megatron-LM's linear layers return their bias unapplied (skip_bias_add) for the jit-fused
+  //   bias-GeLU and bias-dropout-add kernels (megatron/model/fused_bias_gelu.py, transformer.py).
+  const auto can_fold = [&] {
+    return fuse && out.size() > first && !sim::is_compute_class(out.back().cls);
+  };
   const auto fold_into_producer = [&](sim::Kernel kernel, int repeat) {
     kernel.bytes /= 3;
     out.back().device_s += sim::kernel_body_s(acc, kernel) * repeat / out.back().count;
@@ -195,7 +207,7 @@ void layer_launches(const Scenario& s, const Layer& l, Pass pass, double batch,
     cast.cls = sim::KernelClass::elementwise;
     cast.dtype = sim::Dtype::fp32;
     cast.bytes = elements * batch * (4 + sim::dtype_bytes(storage_dtype(s)));
-    if (fuse && out.size() > first) {  // folded into the producer like any pointwise op
+    if (can_fold()) {  // folded into the producer like any pointwise op
       fold_into_producer(cast, k.repeat);
       return;
     }
@@ -214,7 +226,7 @@ void layer_launches(const Scenario& s, const Layer& l, Pass pass, double batch,
     if (in_fp32 && k.cls == sim::KernelClass::softmax) autocast_cast(k, out_elements);
     sim::Kernel kernel = instantiate(k, batch, in_fp32 ? sim::Dtype::fp32 : storage_dtype(s));
     kernel.dtype = compute_dtype(s, k.cls);
-    if (fuse && k.cls == sim::KernelClass::elementwise && out.size() > first) {
+    if (k.cls == sim::KernelClass::elementwise && can_fold()) {
       fold_into_producer(kernel, k.repeat);
       continue;
     }

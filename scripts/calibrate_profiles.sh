@@ -59,7 +59,8 @@ if [ "$stage" = all ] || [ "$stage" = kernels ] || [ "$stage" = kernels2 ]; then
     kernels/nvidia-turing:conv_weight_gradient.fp32 kernels/nvidia-turing:conv_weight_gradient.fp16
   step turing_strided32 deepbench_conv 't4 fp32' kernels/nvidia-turing:conv_strided_data_gradient.fp32
   step turing_strided16 deepbench_conv 't4 fp16' kernels/nvidia-turing:conv_strided_data_gradient.fp16
-  # (Pascal's conv_strided_data_gradient runs into its bound 1: the profile gives none.)
+  # (Pascal's conv_strided_data_gradient, freed after pascal_conv, runs into its bound 1: the
+  # profile gives none.)
 fi
 if [ "$stage" = all ] || [ "$stage" = end_to_end ]; then
   # MXNet's host costs and the Kepler/Maxwell convolutions from the K80/M60 batch sweeps (the

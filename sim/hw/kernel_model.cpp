@@ -18,23 +18,44 @@ struct TileChoice {
   double split = 1;
 };
 
+// Tiles narrower than this are kept for operands narrower than it (see best_tiling).
+constexpr double kRegularMinTile = 16;
+
+// Whether `dtype` computes on matrix units (tensor cores, matrix cores) on `a`: a rate above
+// twice fp32's. Packed half2 SIMT math doubles fp32 at most (P100's fp16 is 2x its fp32), while
+// V100's tensor cores give 8x.
+bool matrix_unit_math(const AcceleratorSpec& a, Dtype dtype) {
+  const auto fp32 = a.peak(Dtype::fp32);
+  const auto own = a.peak(dtype);
+  return fp32 && own && *own > 2 * *fp32;
+}
+
 // The best (tile size, split-K) for a GEMM view: the fraction of the device's peak the tiles
 // achieve, before the per-class efficiency. Fused attention tiles its query rows only: each tile
 // spans the whole head dimension (FlashAttention's blocks), so n is never quantised.
-TileChoice best_tiling(const AcceleratorSpec& a, const GemmShape& g, bool attention) {
+TileChoice best_tiling(const AcceleratorSpec& a, const GemmShape& g, bool attention,
+                       bool matrix_units) {
   const KernelEfficiency& e = a.kernels;
   const double units = std::max(1, a.compute_units);
   const double useful = g.m * g.n * g.batch;
+  // The narrowest tile the math allows: one row or column for SIMT math (a GEMV-like strip, as
+  // libraries run for a convolution's one or three input channels), 8 on matrix units, the
+  // narrowest operand of their MMA instructions (Volta's m8n8k4, Turing's and Ampere's m16n8k8:
+  // CUDA C++ Programming Guide, "Warp Matrix Functions"; PTX ISA, "Matrix shape").
+  const double narrowest = matrix_units ? 8 : 1;
   TileChoice best;
   // The architecture's main tile and the narrower ones libraries fall back to when the big ones
-  // leave SMs idle or waste a skinny operand (each dimension halved up to three times: 128 -> 64
-  // -> 32 -> 16), at a lower per-tile rate for every halving of the tile's area (less operand
-  // reuse).
-  for (int hm = 0; hm < 4; ++hm) {
-    for (int hn = 0; hn < 4; ++hn) {
+  // leave SMs idle or waste a skinny operand (each dimension halved: 128 -> 64 -> 32 -> 16, and
+  // further, down to `narrowest`, only for an operand narrower than 16), at a lower per-tile
+  // rate for every halving of the tile's area (less operand reuse).
+  const auto allowed = [&](double tile, double dim) {
+    return tile >= narrowest && (tile >= kRegularMinTile || dim < kRegularMinTile);
+  };
+  for (int hm = 0; e.tile_m / (1 << hm) >= narrowest; ++hm) {
+    for (int hn = 0; attention ? hn == 0 : e.tile_n / (1 << hn) >= narrowest; ++hn) {
       const double tm = e.tile_m / (1 << hm);
       const double tn = attention ? std::max(g.n, 1.0) : e.tile_n / (1 << hn);
-      if (attention && hn > 0) continue;
+      if (!allowed(tm, g.m) || (!attention && !allowed(tn, g.n))) continue;
       const double tile_throughput = std::pow(e.half_tile_throughput, hm + (attention ? 0 : hn));
       const double tiles = std::ceil(g.m / tm) * std::ceil(g.n / tn) * g.batch;
       for (const double split : kSplitK) {
@@ -64,20 +85,11 @@ Dtype math_dtype(const AcceleratorSpec& a, const Kernel& k) {
       a.kernels.dilated_conv_tensor_cores) {
     return k.dtype;
   }
-  const auto fp32 = a.peak(Dtype::fp32);
-  const auto own = a.peak(k.dtype);
-  // A rate above twice fp32's comes from matrix units (packed half2 SIMT math doubles fp32 at
-  // most: P100's fp16 is 2x its fp32, V100's tensor cores 8x). Without a tensor-core algorithm the
-  // convolution computes in fp32: TF32 is fp32 storage, and PyTorch asks cuDNN for fp32 math on
-  // half data (pytorch/pytorch aten/src/ATen/cudnn/Descriptors.h, ConvolutionDescriptor::set:
-  // 'if (dataType == CUDNN_DATA_HALF) mathType = CUDNN_DATA_FLOAT').
-  if (fp32 && own && *own > 2 * *fp32) return Dtype::fp32;
-  return k.dtype;
-}
-
-double gemm_quantisation(const AcceleratorSpec& a, KernelClass cls, const GemmShape& g) {
-  if (!is_compute_class(cls) || g.m <= 0 || g.n <= 0 || g.k <= 0) return 1.0;
-  return best_tiling(a, g, cls == KernelClass::attention).efficiency;
+  // Without a tensor-core algorithm the convolution computes in fp32: TF32 is fp32 storage, and
+  // PyTorch asks cuDNN for fp32 math on half data (pytorch/pytorch
+  // aten/src/ATen/cudnn/Descriptors.h, ConvolutionDescriptor::set: 'if (dataType ==
+  // CUDNN_DATA_HALF) mathType = CUDNN_DATA_FLOAT').
+  return matrix_unit_math(a, k.dtype) ? Dtype::fp32 : k.dtype;
 }
 
 double kernel_body_s(const AcceleratorSpec& a, const Kernel& k) {
@@ -98,7 +110,8 @@ double kernel_body_s(const AcceleratorSpec& a, const Kernel& k) {
     }
     double tiling = 1.0;
     if (k.gemm.m > 0 && k.gemm.n > 0 && k.gemm.k > 0) {
-      const TileChoice t = best_tiling(a, k.gemm, k.cls == KernelClass::attention);
+      const TileChoice t =
+          best_tiling(a, k.gemm, k.cls == KernelClass::attention, matrix_unit_math(a, math));
       tiling = t.efficiency;
       // Split-K partial sums are written and read back once in fp32.
       if (t.split > 1) bytes += 2 * (t.split - 1) * k.gemm.m * k.gemm.n * k.gemm.batch * 4;

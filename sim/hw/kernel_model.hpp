@@ -9,9 +9,10 @@
 //   problems, per library path (cuBLAS GEMM, cuDNN conv, depthwise, fused attention, RNN cells).
 // - quantisation(m, n, batch) = useful tile area / launched tile area over whole waves: the output
 //   is cut into tiles (the architecture's GEMM tile, or a smaller one when that fills the device
-//   better, at a throughput penalty per halving), tiles run in waves of `compute_units` (one tile
-//   per SM or CU at a time), so a GEMM of 1.1 waves costs 2. Weight-gradient GEMMs with a long K
-//   and few tiles use split-K, as cuBLAS does.
+//   better, at a throughput penalty per halving; an operand narrower than 16 gets a tile as
+//   narrow as the math allows: one row on SIMT math, 8 on matrix units), tiles run in waves of
+//   `compute_units` (one tile per SM or CU at a time), so a GEMM of 1.1 waves costs 2.
+//   Weight-gradient GEMMs with a long K and few tiles use split-K, as cuBLAS does.
 // - k/(k + k_half): the main loop's prologue and epilogue, which short reductions cannot hide.
 // - convolutions: Winograd-eligible ones need winograd_gain[dtype] times fewer multiplications;
 //   weight gradients and strided data gradients run at the profile's shares of eff (its
@@ -41,9 +42,5 @@ double kernel_body_s(const AcceleratorSpec& a, const Kernel& k);
 // device computes on matrix units (tensor cores) where the architecture's library has no
 // tensor-core algorithm for dilation (KernelEfficiency::dilated_conv_tensor_cores): fp32.
 Dtype math_dtype(const AcceleratorSpec& a, const Kernel& k);
-
-// Fraction of the launched tile area that does useful work for a GEMM view on `a` (1 for
-// memory-bound classes): the quantisation factor above, exposed for tests and reports.
-double gemm_quantisation(const AcceleratorSpec& a, KernelClass cls, const GemmShape& g);
 
 }  // namespace trainsim::sim

@@ -1,7 +1,9 @@
-// Pointwise fusion (framework `fusion: pointwise`) folds an elementwise kernel into its producer:
-// no launch of its own, but all of its work stays, also inside a loop body launched per step.
+// Pointwise fusion (framework `fusion: pointwise`) folds an elementwise kernel into its
+// memory-bound producer: no launch of its own, but all of its work stays, also inside a loop body
+// launched per step. Library GEMMs and convolutions take no pointwise ops.
 #include <catch2/catch.hpp>
 
+#include <utility>
 #include <vector>
 
 #include "models/kernel_plan.hpp"
@@ -9,6 +11,7 @@
 #include "sim/hw/kernel_model.hpp"
 #include "support/step_scenarios.hpp"
 
+using trainsim::models::KernelSpec;
 using trainsim::models::Launch;
 using trainsim::models::LstmInput;
 using trainsim::models::NetBuilder;
@@ -25,34 +28,86 @@ double device_total_s(const std::vector<Launch>& ls) {
 
 }  // namespace
 
+namespace {
+
+// A hand-made layer: `kernels` as its forward pass.
+trainsim::models::Layer layer_of(std::vector<KernelSpec> kernels) {
+  trainsim::models::Layer l;
+  l.name = "hand-made";
+  l.fwd_kernels = std::move(kernels);
+  return l;
+}
+
+KernelSpec memory_kernel(const char* what, trainsim::sim::KernelClass cls, double elements,
+                         int repeat) {
+  KernelSpec k;
+  k.what = what;
+  k.cls = cls;
+  k.act_elements = elements;
+  k.repeat = repeat;
+  return k;
+}
+
+}  // namespace
+
 TEST_CASE("a fused pointwise kernel in a per-step loop keeps every step's work") {
+  using trainsim::sim::KernelClass;
+  const int steps = 50;
+  // A per-step normalisation (the producer) and a per-step pointwise op after it.
+  const auto layer =
+      layer_of({memory_kernel("norm", KernelClass::normalization, 2 * 512 * 64, steps),
+                memory_kernel("scale", KernelClass::elementwise, 2 * 512 * 64, steps)});
+  const auto eager = trainsim::test::scenario({"framework=pytorch_eager", "precision=fp32"});
+  const auto fused = trainsim::test::scenario({"framework=tensorflow_xla", "precision=fp32"});
+  std::vector<Launch> unfused_launches, fused_launches;
+  trainsim::models::layer_launches(eager, layer, trainsim::models::Pass::forward, 1,
+                                   unfused_launches);
+  trainsim::models::layer_launches(fused, layer, trainsim::models::Pass::forward, 1,
+                                   fused_launches);
+  // Eager: both kernels, each once per step.
+  REQUIRE(unfused_launches.size() == 2);
+  CHECK(unfused_launches[0].count == steps);
+  CHECK(unfused_launches[1].count == steps);
+  // Fused: the pointwise op rides on the normalisation; each step saves its launch but keeps a
+  // third of its traffic (the extra operand read).
+  REQUIRE(fused_launches.size() == 1);
+  CHECK(fused_launches[0].count == steps);
+  const auto& acc = eager.cluster.accelerator;
+  const double launch_s = acc.kernel_launch_overhead_s;
+  const double pointwise_body_s = unfused_launches[1].device_s - launch_s;
+  const double norm_s = unfused_launches[0].device_s;
+  CHECK(pointwise_body_s > 0);
+  const double expected_s = steps * norm_s + steps * pointwise_body_s / 3;
+  CHECK(device_total_s(fused_launches) == Approx(expected_s).epsilon(1e-6));
+  CHECK(device_total_s(fused_launches) < device_total_s(unfused_launches));
+}
+
+TEST_CASE(
+    "pointwise fusion leaves library GEMMs whole: the first pointwise op after one launches") {
+  // An LSTM's per-step recurrent GEMM and gate kernel: XLA runs the GEMM as a cuBLAS call, so
+  // the gate kernel stays a launch of its own under fusion too.
   const std::int64_t steps = 50;
   NetBuilder nb;
   const auto x = nb.input({steps, 512}, true);
   nb.begin("lstm", OpClass::recurrent, x.elements());
   nb.end(nb.lstm(x, 512, LstmInput::skip));
-  const auto layer = nb.take_layers().at(0);
+  const auto lstm = nb.take_layers().at(0);
   const auto eager = trainsim::test::scenario({"framework=pytorch_eager", "precision=fp32"});
   const auto fused = trainsim::test::scenario({"framework=tensorflow_xla", "precision=fp32"});
   std::vector<Launch> unfused_launches, fused_launches;
-  trainsim::models::layer_launches(eager, layer, trainsim::models::Pass::forward, 64,
+  trainsim::models::layer_launches(eager, lstm, trainsim::models::Pass::forward, 64,
                                    unfused_launches);
-  trainsim::models::layer_launches(fused, layer, trainsim::models::Pass::forward, 64,
+  trainsim::models::layer_launches(fused, lstm, trainsim::models::Pass::forward, 64,
                                    fused_launches);
-  // Eager: the recurrent GEMM and the gate kernel, each once per step.
   REQUIRE(unfused_launches.size() == 2);
-  CHECK(unfused_launches[0].count == steps);
-  CHECK(unfused_launches[1].count == steps);
-  // Fused: the gate kernel rides on the GEMM; each step saves its launch but keeps a third of
-  // its traffic (the extra operand read).
-  REQUIRE(fused_launches.size() == 1);
-  CHECK(fused_launches[0].count == steps);
-  const auto& acc = eager.cluster.accelerator;
-  const double launch_s = acc.kernel_launch_overhead_s;
-  const double gates_body_s = unfused_launches[1].device_s - launch_s;
-  const double gemm_s = unfused_launches[0].device_s;
-  CHECK(gates_body_s > 0);
-  const double expected_s = steps * gemm_s + steps * gates_body_s / 3;
-  CHECK(device_total_s(fused_launches) == Approx(expected_s).epsilon(1e-6));
-  CHECK(device_total_s(fused_launches) < device_total_s(unfused_launches));
+  REQUIRE(fused_launches.size() == 2);
+  CHECK(fused_launches[1].device_s == Approx(unfused_launches[1].device_s));
+  // A second pointwise op after the gate kernel joins it instead.
+  using trainsim::sim::KernelClass;
+  auto longer = lstm;
+  longer.fwd_kernels.push_back(memory_kernel("scale", KernelClass::elementwise, 512, 1));
+  fused_launches.clear();
+  trainsim::models::layer_launches(fused, longer, trainsim::models::Pass::forward, 64,
+                                   fused_launches);
+  CHECK(fused_launches.size() == 2);
 }
