@@ -13,11 +13,6 @@ namespace {
 // (cuBLAS and CUTLASS split K across CTAs and reduce the partial sums).
 constexpr double kSplitK[] = {1, 2, 3, 4, 6, 8, 12, 16, 24, 32};
 
-struct TileChoice {
-  double efficiency = 0;  // quantisation x tile throughput x main-loop efficiency
-  double split = 1;
-};
-
 // Tiles narrower than this are kept for operands narrower than it (see best_tiling).
 constexpr double kRegularMinTile = 16;
 
@@ -30,11 +25,14 @@ bool matrix_unit_math(const AcceleratorSpec& a, Dtype dtype) {
   return fp32 && own && *own > 2 * *fp32;
 }
 
-// The best (tile size, split-K) for a GEMM view: the fraction of the device's peak the tiles
-// achieve, before the per-class efficiency. Fused attention tiles its query rows only: each tile
-// spans the whole head dimension (FlashAttention's blocks), so n is never quantised.
-TileChoice best_tiling(const AcceleratorSpec& a, const GemmShape& g, bool attention,
-                       bool matrix_units) {
+// The fastest (tile size, split-K) for a GEMM view: the least of time_s(efficiency, split) over
+// the choices, where efficiency is the fraction of the device's peak the tiles achieve (before
+// the per-class efficiency) and split the split-K factor, whose partial sums cost DRAM traffic.
+// Fused attention tiles its query rows only: each tile spans the whole head dimension
+// (FlashAttention's blocks), so n is never quantised.
+template <typename TimeOf>
+double fastest_tiling_s(const AcceleratorSpec& a, const GemmShape& g, bool attention,
+                        bool matrix_units, TimeOf time_s) {
   const KernelEfficiency& e = a.kernels;
   const double units = std::max(1, a.compute_units);
   const double useful = g.m * g.n * g.batch;
@@ -43,7 +41,7 @@ TileChoice best_tiling(const AcceleratorSpec& a, const GemmShape& g, bool attent
   // narrowest operand of their MMA instructions (Volta's m8n8k4, Turing's and Ampere's m16n8k8:
   // CUDA C++ Programming Guide, "Warp Matrix Functions"; PTX ISA, "Matrix shape").
   const double narrowest = matrix_units ? 8 : 1;
-  TileChoice best;
+  double best_s = time_s(1e-6, 1.0);
   // The architecture's main tile and the narrower ones libraries fall back to when the big ones
   // leave SMs idle or waste a skinny operand (each dimension halved: 128 -> 64 -> 32 -> 16, and
   // further, down to `narrowest`, only for an operand narrower than 16), at a lower per-tile
@@ -65,11 +63,11 @@ TileChoice best_tiling(const AcceleratorSpec& a, const GemmShape& g, bool attent
         const double k_each = g.k / split;
         const double main_loop = e.k_half > 0 ? k_each / (k_each + e.k_half) : 1.0;
         const double eff = std::min(1.0, quantisation) * tile_throughput * main_loop;
-        if (eff > best.efficiency) best = {eff, split};
+        best_s = std::min(best_s, time_s(eff, split));
       }
     }
   }
-  return best;
+  return best_s;
 }
 
 double memory_efficiency(const AcceleratorSpec& a, KernelClass c) {
@@ -94,9 +92,9 @@ Dtype math_dtype(const AcceleratorSpec& a, const Kernel& k) {
 
 double kernel_body_s(const AcceleratorSpec& a, const Kernel& k) {
   double compute_s = 0;
-  double bytes = k.bytes;
+  Dtype math = k.dtype;
   if (is_compute_class(k.cls) && k.flops > 0) {
-    const Dtype math = math_dtype(a, k);
+    math = math_dtype(a, k);
     const auto peak = a.peak(math);
     double eff = a.kernels.effective_compute(k.cls, math);
     const double wgrad = a.kernels.conv_weight_gradient[static_cast<std::size_t>(math)];
@@ -108,20 +106,23 @@ double kernel_body_s(const AcceleratorSpec& a, const Kernel& k) {
                                   dtype_name(math) + " path for " + kernel_class_name(k.cls) +
                                   " kernels");
     }
-    double tiling = 1.0;
-    if (k.gemm.m > 0 && k.gemm.n > 0 && k.gemm.k > 0) {
-      const TileChoice t =
-          best_tiling(a, k.gemm, k.cls == KernelClass::attention, matrix_unit_math(a, math));
-      tiling = t.efficiency;
-      // Split-K partial sums are written and read back once in fp32.
-      if (t.split > 1) bytes += 2 * (t.split - 1) * k.gemm.m * k.gemm.n * k.gemm.batch * 4;
-    }
     const double gain =
         k.winograd_eligible ? a.kernels.winograd_gain[static_cast<std::size_t>(math)] : 0.0;
-    compute_s = k.flops / (gain > 1 ? gain : 1.0) / (*peak * eff * std::max(tiling, 1e-6));
+    compute_s = k.flops / (gain > 1 ? gain : 1.0) / (*peak * eff);
   }
-  const double memory_s =
-      bytes > 0 ? bytes / (a.memory_bw_bytes_per_s * memory_efficiency(a, k.cls)) : 0.0;
+  const double bw_bytes_per_s = a.memory_bw_bytes_per_s * memory_efficiency(a, k.cls);
+  const double memory_s = k.bytes > 0 ? k.bytes / bw_bytes_per_s : 0.0;
+  if (compute_s > 0 && k.gemm.m > 0 && k.gemm.n > 0 && k.gemm.k > 0) {
+    // The library picks the tiling that finishes first. Split-K fills idle SMs, but its partial
+    // sums are written and read back once in fp32, which costs more than it saves where the
+    // output is large against the reduction.
+    const double partials_bytes = 2 * k.gemm.m * k.gemm.n * k.gemm.batch * 4;
+    const auto time_s = [&](double tiling, double split) {
+      return std::max(compute_s / tiling, memory_s + (split - 1) * partials_bytes / bw_bytes_per_s);
+    };
+    return fastest_tiling_s(a, k.gemm, k.cls == KernelClass::attention, matrix_unit_math(a, math),
+                            time_s);
+  }
   return std::max(compute_s, memory_s);
 }
 

@@ -1,4 +1,4 @@
-// A GEMM operand narrower than 16 gets a tile as narrow as the math allows: one column on SIMT
+// The tiling of GEMM views. A GEMM operand narrower than 16 gets a tile as narrow as the math allows: one column on SIMT
 // math (a GEMV-like strip, as cuDNN runs a convolution's data gradient onto one input channel),
 // 8 on tensor cores (the narrowest MMA operand). Before, a 16-wide tile wasted 15/16 of a
 // one-channel data gradient and priced DeepBench's P100 and GTX 1080 Ti first-layer rows 5-6x
@@ -47,4 +47,22 @@ TEST_CASE("tensor-core tiles are never narrower than 8") {
   // In fp32 (SIMT on V100) the one-column GEMM takes a narrower tile and is faster.
   CHECK(trainsim::sim::kernel_body_s(v100, gemm(m, 1, k, Dtype::fp32)) <
         trainsim::sim::kernel_body_s(v100, gemm(m, 8, k, Dtype::fp32)));
+}
+
+TEST_CASE("split-K is taken where it pays and left where its partial sums cost more") {
+  const auto lib = trainsim::cli::load_profile_library({});
+  const auto v100 = lib.accelerator("v100-sxm2-16gb", "test");
+  const auto ideal_s = [&](const trainsim::sim::Kernel& g) {
+    return g.flops / (*v100.peak(g.dtype) *
+                      v100.kernels.effective_compute(g.cls, g.dtype));
+  };
+  // One output tile and a reduction of 500,000: unsplit, one SM of 80 works; split 32 ways,
+  // 32 of them do, and the partial sums are small.
+  const auto deep = gemm(128, 128, 500000, Dtype::fp32);
+  CHECK(trainsim::sim::kernel_body_s(v100, deep) < 5 * ideal_s(deep));
+  // A weight gradient's shape (ResNet-50's 512 -> 2048 1x1 convolution at batch 8): 64 tiles on
+  // 80 SMs and a short reduction. Splitting it 6 ways would fill the SMs but write and read 6 x
+  // 4 MB of fp32 partial sums, 5x the GEMM's own time; the library does not split it.
+  const auto wide = gemm(2048, 512, 392, Dtype::fp16);
+  CHECK(trainsim::sim::kernel_body_s(v100, wide) < 1.5 * ideal_s(wide));
 }
