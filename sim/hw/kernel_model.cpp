@@ -13,7 +13,7 @@ namespace {
 // (cuBLAS and CUTLASS split K across CTAs and reduce the partial sums).
 constexpr double kSplitK[] = {1, 2, 3, 4, 6, 8, 12, 16, 24, 32};
 
-// Tiles narrower than this are kept for operands narrower than it (see best_tiling).
+// Tiles narrower than this are kept for operands narrower than it (see fastest_tiling_s).
 constexpr double kRegularMinTile = 16;
 
 // Whether `dtype` computes on matrix units (tensor cores, matrix cores) on `a`: a rate above
