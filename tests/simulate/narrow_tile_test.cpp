@@ -1,8 +1,8 @@
-// The tiling of GEMM views. A GEMM operand narrower than 16 gets a tile as narrow as the math allows: one column on SIMT
-// math (a GEMV-like strip, as cuDNN runs a convolution's data gradient onto one input channel),
-// 8 on tensor cores (the narrowest MMA operand). Before, a 16-wide tile wasted 15/16 of a
-// one-channel data gradient and priced DeepBench's P100 and GTX 1080 Ti first-layer rows 5-6x
-// too slow.
+// The tiling of GEMM views. A GEMM operand narrower than 16 gets a tile as narrow as the math
+// allows: one column on SIMT math (a GEMV-like strip, as cuDNN runs a convolution's data gradient
+// onto one input channel), 8 on tensor cores (the narrowest MMA operand). Before, a 16-wide tile
+// wasted 15/16 of a one-channel data gradient and priced DeepBench's P100 and GTX 1080 Ti
+// first-layer rows 5-6x too slow.
 #include <catch2/catch.hpp>
 
 #include "cli/profiles_source.hpp"
@@ -53,8 +53,7 @@ TEST_CASE("split-K is taken where it pays and left where its partial sums cost m
   const auto lib = trainsim::cli::load_profile_library({});
   const auto v100 = lib.accelerator("v100-sxm2-16gb", "test");
   const auto ideal_s = [&](const trainsim::sim::Kernel& g) {
-    return g.flops / (*v100.peak(g.dtype) *
-                      v100.kernels.effective_compute(g.cls, g.dtype));
+    return g.flops / (*v100.peak(g.dtype) * v100.kernels.effective_compute(g.cls, g.dtype));
   };
   // One output tile and a reduction of 500,000: unsplit, one SM of 80 works; split 32 ways,
   // 32 of them do, and the partial sums are small.
