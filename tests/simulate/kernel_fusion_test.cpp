@@ -3,6 +3,7 @@
 // launched per step. Library GEMMs and convolutions take no pointwise ops.
 #include <catch2/catch.hpp>
 
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -26,9 +27,14 @@ double device_total_s(const std::vector<Launch>& ls) {
   return s;
 }
 
-}  // namespace
-
-namespace {
+// The forward launches of `layer` for `batch` samples under `framework`, in fp32.
+std::vector<Launch> forward_launches(const std::string& framework,
+                                     const trainsim::models::Layer& layer, double batch) {
+  const auto s = trainsim::test::scenario({"framework=" + framework, "precision=fp32"});
+  std::vector<Launch> out;
+  trainsim::models::layer_launches(s, layer, trainsim::models::Pass::forward, batch, out);
+  return out;
+}
 
 // A hand-made layer: `kernels` as its forward pass.
 trainsim::models::Layer layer_of(std::vector<KernelSpec> kernels) {
@@ -57,13 +63,8 @@ TEST_CASE("a fused pointwise kernel in a per-step loop keeps every step's work")
   const auto layer =
       layer_of({memory_kernel("norm", KernelClass::normalization, 2 * 512 * 64, steps),
                 memory_kernel("scale", KernelClass::elementwise, 2 * 512 * 64, steps)});
-  const auto eager = trainsim::test::scenario({"framework=pytorch_eager", "precision=fp32"});
-  const auto fused = trainsim::test::scenario({"framework=tensorflow_xla", "precision=fp32"});
-  std::vector<Launch> unfused_launches, fused_launches;
-  trainsim::models::layer_launches(eager, layer, trainsim::models::Pass::forward, 1,
-                                   unfused_launches);
-  trainsim::models::layer_launches(fused, layer, trainsim::models::Pass::forward, 1,
-                                   fused_launches);
+  const auto unfused_launches = forward_launches("pytorch_eager", layer, 1);
+  const auto fused_launches = forward_launches("tensorflow_xla", layer, 1);
   // Eager: both kernels, each once per step.
   REQUIRE(unfused_launches.size() == 2);
   CHECK(unfused_launches[0].count == steps);
@@ -72,8 +73,8 @@ TEST_CASE("a fused pointwise kernel in a per-step loop keeps every step's work")
   // third of its traffic (the extra operand read).
   REQUIRE(fused_launches.size() == 1);
   CHECK(fused_launches[0].count == steps);
-  const auto& acc = eager.cluster.accelerator;
-  const double launch_s = acc.kernel_launch_overhead_s;
+  const double launch_s = trainsim::test::scenario({"framework=pytorch_eager"})
+                              .cluster.accelerator.kernel_launch_overhead_s;
   const double pointwise_body_s = unfused_launches[1].device_s - launch_s;
   const double norm_s = unfused_launches[0].device_s;
   CHECK(pointwise_body_s > 0);
@@ -92,13 +93,8 @@ TEST_CASE(
   nb.begin("lstm", OpClass::recurrent, x.elements());
   nb.end(nb.lstm(x, 512, LstmInput::skip));
   const auto lstm = nb.take_layers().at(0);
-  const auto eager = trainsim::test::scenario({"framework=pytorch_eager", "precision=fp32"});
-  const auto fused = trainsim::test::scenario({"framework=tensorflow_xla", "precision=fp32"});
-  std::vector<Launch> unfused_launches, fused_launches;
-  trainsim::models::layer_launches(eager, lstm, trainsim::models::Pass::forward, 64,
-                                   unfused_launches);
-  trainsim::models::layer_launches(fused, lstm, trainsim::models::Pass::forward, 64,
-                                   fused_launches);
+  const auto unfused_launches = forward_launches("pytorch_eager", lstm, 64);
+  const auto fused_launches = forward_launches("tensorflow_xla", lstm, 64);
   REQUIRE(unfused_launches.size() == 2);
   REQUIRE(fused_launches.size() == 2);
   CHECK(fused_launches[1].device_s == Approx(unfused_launches[1].device_s));
@@ -106,8 +102,5 @@ TEST_CASE(
   using trainsim::sim::KernelClass;
   auto longer = lstm;
   longer.fwd_kernels.push_back(memory_kernel("scale", KernelClass::elementwise, 512, 1));
-  fused_launches.clear();
-  trainsim::models::layer_launches(fused, longer, trainsim::models::Pass::forward, 64,
-                                   fused_launches);
-  CHECK(fused_launches.size() == 2);
+  CHECK(forward_launches("tensorflow_xla", longer, 64).size() == 2);
 }

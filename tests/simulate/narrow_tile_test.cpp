@@ -30,7 +30,7 @@ TEST_CASE("a one-column GEMM runs in a one-column tile on SIMT math") {
   const double m = 1 << 20, k = 1600;
   const double one = trainsim::sim::kernel_body_s(p100, gemm(m, 1, k, Dtype::fp32));
   const double sixteen = trainsim::sim::kernel_body_s(p100, gemm(m, 16, k, Dtype::fp32));
-  // A 16-wide tile would make both cost the same; the 1-wide tile, at Pascal's 0.736 per
+  // A 16-wide tile would make both cost the same; the 1-wide tile, at Pascal's 0.733 per
   // halving of the tile (seven halvings from 128), takes about a fifth.
   CHECK(one < sixteen / 4);
   CHECK(one > sixteen / 16);  // the narrow tile runs slower per useful flop
