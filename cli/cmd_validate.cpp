@@ -107,6 +107,8 @@ int run_validate(const Args& args, CommandIo& io) {
        << std::setw(14) << "MAPE scaling"
        << "   metric\n";
   std::ostringstream worst_text;
+  std::ostringstream excluded_text;
+  nlohmann::json excluded = nlohmann::json::array();
   for (const ReferenceTable& t : all) {
     if (!wanted.empty() && wanted.count(t.name) == 0) continue;
     if (io.err_is_terminal) io.err << "validate: " << t.name << "...\n";
@@ -123,6 +125,17 @@ int run_validate(const Args& args, CommandIo& io) {
                    << p.x << "," << p.gpus << "," << quoted(p.label) << "," << p.measured << ","
                    << p.predicted << "," << 100 * (p.predicted - p.measured) / p.measured << "\n";
       }
+    }
+    for (const auto& p : points) {
+      if (p.half != fit::Half::excluded) continue;
+      excluded.push_back({{"table", t.name},
+                          {"label", p.label},
+                          {"measured", p.measured},
+                          {"simulated", p.predicted},
+                          {"reason", p.excluded_because}});
+      excluded_text << "  " << t.name << ": " << p.label << ": measured "
+                    << format_number(p.measured, 4) << ", simulated "
+                    << format_number(p.predicted, 4) << "; " << p.excluded_because << "\n";
     }
     for (const fit::Half half : {fit::Half::calibration, fit::Half::validation}) {
       const fit::TableAccuracy a = fit::summarize(t.name, t.source, half, points, 3);
@@ -143,10 +156,14 @@ int run_validate(const Args& args, CommandIo& io) {
       }
     }
   }
+  out["excluded"] = excluded;
   if (format == "json") {
     io.out << out.dump(2) << "\n";
   } else {
     io.out << text.str() << "\nworst points of each validation half:\n" << worst_text.str();
+    if (!excluded.empty())
+      io.out << "\nrows left out of both halves (failed runs, fitted and scored on by nothing):\n"
+             << excluded_text.str();
   }
   return 0;
 }

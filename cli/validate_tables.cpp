@@ -444,6 +444,7 @@ std::vector<ValidationPoint> lambda_scaling(const sim::ProfileLibrary& lib) {
     out.push_back(p);
   });
   fit::split_halves(out);
+  fit::exclude_failed_runs(out);
   return out;
 }
 
@@ -609,6 +610,7 @@ std::vector<ValidationPoint> dle_throughput(const sim::ProfileLibrary& lib) {
     out.push_back(p);
   });
   fit::split_halves(out);
+  fit::exclude_failed_runs(out);
   return out;
 }
 

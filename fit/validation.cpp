@@ -2,13 +2,22 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <numeric>
 
 namespace trainsim::fit {
 
 const char* half_name(Half h) {
-  return h == Half::calibration ? "calibration" : "validation";
+  switch (h) {
+    case Half::calibration:
+      return "calibration";
+    case Half::validation:
+      return "validation";
+    case Half::excluded:
+      return "excluded";
+  }
+  return "calibration";
 }
 
 void split_halves(std::vector<ValidationPoint>& points) {
@@ -20,6 +29,43 @@ void split_halves(std::vector<ValidationPoint>& points) {
                      [&](std::size_t a, std::size_t b) { return points[a].x < points[b].x; });
     for (std::size_t k = 0; k < idx.size(); ++k)
       points[idx[k]].half = k % 2 == 0 ? Half::calibration : Half::validation;
+  }
+}
+
+void exclude_failed_runs(std::vector<ValidationPoint>& points, double min_ratio) {
+  std::map<std::string, std::vector<std::size_t>> by_series;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    if (points[i].gpus > 0 && points[i].measured > 0) by_series[points[i].series].push_back(i);
+  }
+  const auto per_gpu = [&](std::size_t i) { return points[i].measured / points[i].gpus; };
+  std::vector<std::size_t> failed;
+  for (auto& [series, idx] : by_series) {
+    std::stable_sort(idx.begin(), idx.end(),
+                     [&](std::size_t a, std::size_t b) { return points[a].gpus < points[b].gpus; });
+    for (std::size_t k = 1; k + 1 < idx.size(); ++k) {
+      const std::size_t fewer = idx[k - 1], here = idx[k], more = idx[k + 1];
+      if (points[fewer].gpus == points[here].gpus || points[more].gpus == points[here].gpus)
+        continue;
+      if (per_gpu(here) < min_ratio * std::min(per_gpu(fewer), per_gpu(more)))
+        failed.push_back(here);
+    }
+  }
+  const auto num = [](double v) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.4g", v);
+    return std::string(b);
+  };
+  for (const std::size_t i : failed) {
+    // Neighbours again, for the message (the series' rows sorted by GPU count).
+    const auto& idx = by_series[points[i].series];
+    const auto at = std::find(idx.begin(), idx.end(), i);
+    const ValidationPoint& a = points[*(at - 1)];
+    const ValidationPoint& b = points[*(at + 1)];
+    points[i].excluded_because =
+        "per-GPU throughput " + num(per_gpu(i)) + " is under " + num(100 * min_ratio) +
+        "% of both neighbours' (" + num(a.measured / a.gpus) + " on " + std::to_string(a.gpus) +
+        " GPUs, " + num(b.measured / b.gpus) + " on " + std::to_string(b.gpus) + "): a failed run";
+    points[i].half = Half::excluded;
   }
 }
 
@@ -48,6 +94,7 @@ TableAccuracy summarize(const std::string& name, const std::string& source, Half
   std::map<std::string, std::pair<double, double>> sums;  // measured, predicted
   std::map<std::string, int> counts;
   for (const ValidationPoint& p : points) {
+    if (p.half == Half::excluded) continue;
     auto& s = sums[p.series];
     s.first += p.measured;
     s.second += p.predicted;
@@ -73,7 +120,7 @@ TableAccuracy summarize(const std::string& name, const std::string& source, Half
   // Scaling efficiency against the series' 1-GPU row.
   std::map<std::string, const ValidationPoint*> single;
   for (const ValidationPoint& p : points) {
-    if (p.gpus == 1) single[p.series] = &p;
+    if (p.gpus == 1 && p.half != Half::excluded) single[p.series] = &p;
   }
   std::vector<double> scaling_err;
   for (const ValidationPoint& p : points) {

@@ -4,7 +4,8 @@
 // live with the command (cli/), which maps each table's rows to scenarios.
 //
 // Every table's rows are split into a calibration half and a validation half (split_halves):
-// parameters are fitted on the calibration half only, and both halves are reported apart.
+// parameters are fitted on the calibration half only, and both halves are reported apart. A row
+// that is plainly a failed run (exclude_failed_runs) is taken out of both and listed on its own.
 
 #include <cstddef>
 #include <optional>
@@ -13,7 +14,7 @@
 
 namespace trainsim::fit {
 
-enum class Half { calibration, validation };
+enum class Half { calibration, validation, excluded };
 const char* half_name(Half h);
 
 struct ValidationPoint {
@@ -24,6 +25,7 @@ struct ValidationPoint {
   double predicted = 0;
   int gpus = 0;  // > 0 where the table has GPU counts (scaling efficiency is computed from these)
   Half half = Half::calibration;
+  std::string excluded_because;  // why, where half is excluded
 };
 
 struct WorstPoint {
@@ -50,6 +52,14 @@ struct TableAccuracy {
 // Assigns halves: within each series, rows sorted by x alternate calibration, validation,
 // calibration, ... (ties keep input order), so both halves cover every series and range.
 void split_halves(std::vector<ValidationPoint>& points);
+
+// Takes out of both halves (half = excluded, with the reason) each row whose per-GPU throughput is
+// under `min_ratio` of both its neighbours' in its series (the rows with the next fewer and the
+// next more GPUs). Data parallelism can lose per-GPU throughput as GPUs are added, but a row below
+// both neighbours, the larger one included, lost it to something other than scale: a failed or
+// throttled run. For tables whose `measured` is a total throughput over `gpus` GPUs; rows keep the
+// halves split_halves gave them, so the other rows' halves do not move.
+void exclude_failed_runs(std::vector<ValidationPoint>& points, double min_ratio = 0.5);
 
 // Accuracy of the points of `half` (the others are used only as scaling references).
 TableAccuracy summarize(const std::string& name, const std::string& source, Half half,
