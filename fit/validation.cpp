@@ -38,34 +38,28 @@ void exclude_failed_runs(std::vector<ValidationPoint>& points, double min_ratio)
     if (points[i].gpus > 0 && points[i].measured > 0) by_series[points[i].series].push_back(i);
   }
   const auto per_gpu = [&](std::size_t i) { return points[i].measured / points[i].gpus; };
-  std::vector<std::size_t> failed;
-  for (auto& [series, idx] : by_series) {
-    std::stable_sort(idx.begin(), idx.end(),
-                     [&](std::size_t a, std::size_t b) { return points[a].gpus < points[b].gpus; });
-    for (std::size_t k = 1; k + 1 < idx.size(); ++k) {
-      const std::size_t fewer = idx[k - 1], here = idx[k], more = idx[k + 1];
-      if (points[fewer].gpus == points[here].gpus || points[more].gpus == points[here].gpus)
-        continue;
-      if (per_gpu(here) < min_ratio * std::min(per_gpu(fewer), per_gpu(more)))
-        failed.push_back(here);
-    }
-  }
   const auto num = [](double v) {
     char b[32];
     std::snprintf(b, sizeof b, "%.4g", v);
     return std::string(b);
   };
-  for (const std::size_t i : failed) {
-    // Neighbours again, for the message (the series' rows sorted by GPU count).
-    const auto& idx = by_series[points[i].series];
-    const auto at = std::find(idx.begin(), idx.end(), i);
-    const ValidationPoint& a = points[*(at - 1)];
-    const ValidationPoint& b = points[*(at + 1)];
-    points[i].excluded_because =
-        "per-GPU throughput " + num(per_gpu(i)) + " is under " + num(100 * min_ratio) +
-        "% of both neighbours' (" + num(a.measured / a.gpus) + " on " + std::to_string(a.gpus) +
-        " GPUs, " + num(b.measured / b.gpus) + " on " + std::to_string(b.gpus) + "): a failed run";
-    points[i].half = Half::excluded;
+  for (auto& [series, idx] : by_series) {
+    std::stable_sort(idx.begin(), idx.end(),
+                     [&](std::size_t a, std::size_t b) { return points[a].gpus < points[b].gpus; });
+    // Judged on measured values only, so marking a row does not change how the next is judged.
+    for (std::size_t k = 1; k + 1 < idx.size(); ++k) {
+      const ValidationPoint& fewer = points[idx[k - 1]];
+      const ValidationPoint& more = points[idx[k + 1]];
+      ValidationPoint& here = points[idx[k]];
+      if (fewer.gpus == here.gpus || more.gpus == here.gpus) continue;
+      const double fewer_per_gpu = per_gpu(idx[k - 1]), more_per_gpu = per_gpu(idx[k + 1]);
+      if (per_gpu(idx[k]) >= min_ratio * std::min(fewer_per_gpu, more_per_gpu)) continue;
+      here.excluded_because =
+          "per-GPU throughput " + num(per_gpu(idx[k])) + " is under " + num(100 * min_ratio) +
+          "% of both neighbours' (" + num(fewer_per_gpu) + " on " + std::to_string(fewer.gpus) +
+          " GPUs, " + num(more_per_gpu) + " on " + std::to_string(more.gpus) + "): a failed run";
+      here.half = Half::excluded;
+    }
   }
 }
 
