@@ -13,6 +13,8 @@
 
 namespace trainsim::models {
 
+namespace col = sim::collectives;
+
 namespace {
 
 // Gradients as the framework keeps them (models/kernel_plan.hpp): fp32 under autocast and in
@@ -79,17 +81,19 @@ double allreduce_time_s(const sim::ClusterSpec& c, const CommSpec& comm, int ran
   // ranks twice the data: at the accelerator's reduction rate (sim/collectives/kernels.hpp).
   const sim::collectives::KernelCosts kernels{c.accelerator, c.host, sim::Dtype::fp32, true};
   const double reduce_s = kernels.reduce_s((p - 1) / p * bytes);
-  if (comm.algorithm == "tree" || comm.algorithm == "double_binary_tree") {
+  if (comm.algorithm == col::Algorithm::tree ||
+      comm.algorithm == col::Algorithm::double_binary_tree) {
     return 2 * log2p * path.alpha_s + 2 * bytes / path.bw_bytes_per_s + kernels.reduce_s(2 * bytes);
   }
-  if (comm.algorithm == "parameter_server") {
+  if (comm.algorithm == col::Algorithm::parameter_server) {
     // One server's link carries every rank's push and pull.
     return 2 * path.alpha_s + 2 * p * bytes / path.bw_bytes_per_s;
   }
-  if (comm.algorithm == "halving_doubling") {
+  if (comm.algorithm == col::Algorithm::halving_doubling) {
     return 2 * log2p * path.alpha_s + 2 * (p - 1) / p * bytes / path.bw_bytes_per_s + reduce_s;
   }
-  if (comm.algorithm == "hierarchical" && c.inter_link && ranks > c.accelerators_per_node) {
+  if (comm.algorithm == col::Algorithm::hierarchical && c.inter_link &&
+      ranks > c.accelerators_per_node) {
     const double g = c.accelerators_per_node;
     const double n = p / g;
     const PathCost intra = ring_path(c, c.accelerators_per_node);
@@ -111,7 +115,7 @@ double sparse_allreduce_time_s(const sim::ClusterSpec& c, const CommSpec& comm, 
   const double k = std::max(1.0, std::ceil(comm.density * elements));
   // b is the time of one byte; "2k" counts the k values and their k indices (same width).
   const double b = 1 / path.bw_bytes_per_s;
-  if (comm.compression == "gtopk")
+  if (comm.compression == Compression::gtopk)
     return sim::collectives::closed_form::gtopk_allreduce_s(ranks, k, value_bytes, path.alpha_s, b);
   return sim::collectives::closed_form::topk_allgather_s(ranks, k, value_bytes, path.alpha_s, b);
 }
@@ -130,12 +134,11 @@ CollectiveCoster::CollectiveCoster(const Scenario& s, int ranks, std::optional<s
 
 CollectiveCoster::Priced CollectiveCoster::priced(double bytes, bool sparse,
                                                   sim::collectives::Op op) {
-  namespace col = sim::collectives;
   col::CollectiveSpec spec;
   spec.op = op;
-  spec.algorithm =
-      sparse ? (s_.comm.compression == "gtopk" ? col::Algorithm::gtopk : col::Algorithm::topk)
-             : col::parse_algorithm(s_.comm.algorithm, "communication.algorithm");
+  spec.algorithm = sparse ? (s_.comm.compression == Compression::gtopk ? col::Algorithm::gtopk
+                                                                       : col::Algorithm::topk)
+                          : s_.comm.algorithm;
   spec.bytes = bytes;
   spec.density = s_.comm.density;
   spec.dtype = gradient_dtype();

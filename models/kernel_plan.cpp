@@ -323,7 +323,7 @@ std::vector<KernelUse> kernel_uses(const Scenario& s) {
   // received buffers; with compression the residual update, the top-k selection and the scatter.
   if (s.data_parallel > 1 && !s.inference) {
     used[static_cast<std::size_t>(sim::KernelClass::elementwise)] = true;
-    if (s.comm.compression != "none") {
+    if (s.comm.compression != Compression::none) {
       used[static_cast<std::size_t>(sim::KernelClass::topk)] = true;
       used[static_cast<std::size_t>(sim::KernelClass::scatter)] = true;
     }

@@ -15,6 +15,18 @@
 
 namespace trainsim::models {
 
+const char* compression_name(Compression c) {
+  switch (c) {
+    case Compression::none:
+      return "none";
+    case Compression::topk:
+      return "topk";
+    case Compression::gtopk:
+      return "gtopk";
+  }
+  return "?";
+}
+
 namespace {
 
 sim::Dtype parse_precision(const std::string& s) {
@@ -520,10 +532,14 @@ Scenario load_scenario(nlohmann::json doc, const std::string& file,
     s.data_parallel = s.cluster.total_accelerators();
   }
   if (auto c = r.optional_object("communication")) {
-    s.comm.algorithm = c->choice_or("algorithm",
-                                    {"ring", "tree", "double_binary_tree", "halving_doubling",
-                                     "hierarchical", "parameter_server", "auto", "nvls", "collnet"},
-                                    "ring");
+    // The names are sim::collectives' own (parse_algorithm), less the sparse ones, which
+    // communication.compression selects.
+    s.comm.algorithm = sim::collectives::parse_algorithm(
+        c->choice_or("algorithm",
+                     {"ring", "tree", "double_binary_tree", "halving_doubling", "hierarchical",
+                      "parameter_server", "auto", "nvls", "collnet"},
+                     "ring"),
+        "communication.algorithm");
     // issue 14: explicit alpha-beta pricing; flow-level otherwise.
     s.comm.model = c->choice_or("model", {"flow", "alpha_beta"}, "flow") == "alpha_beta"
                        ? CommModel::alpha_beta
@@ -532,7 +548,10 @@ Scenario load_scenario(nlohmann::json doc, const std::string& file,
         c->quantity_or("bucket_size", sim::Dimension::bytes, sim::Bound::positive, 25e6);
     s.comm.overlap = c->boolean_or("overlap", true);
     s.comm.contention = c->boolean_or("contention", true);
-    s.comm.compression = c->choice_or("compression", {"none", "topk", "gtopk"}, "none");
+    const std::string compression = c->choice_or("compression", {"none", "topk", "gtopk"}, "none");
+    s.comm.compression = compression == "topk"    ? Compression::topk
+                         : compression == "gtopk" ? Compression::gtopk
+                                                  : Compression::none;
     s.comm.density = c->number_or("density", sim::Bound::unit_interval, 0.001);
     c->done();
   }

@@ -13,6 +13,7 @@
 
 #include "models/convergence.hpp"
 #include "models/zoo/zoo_model.hpp"
+#include "sim/collectives/collective.hpp"
 #include "sim/config/json_source.hpp"
 #include "sim/config/profile_library.hpp"
 #include "sim/hw/specs.hpp"
@@ -51,15 +52,23 @@ struct InputPipelineSpec {
 // network (default), or the alpha-beta closed forms when a scenario asks for them.
 enum class CommModel { flow_level, alpha_beta };
 
+// "communication.compression": how data parallelism exchanges gradients. Dense allreduce, or a
+// sparsified exchange of the top density x elements per rank (Shi et al., ICDCS 2019:
+// topk = allgather of every rank's selection, gtopk = the tree that keeps the global top-k).
+enum class Compression { none, topk, gtopk };
+const char* compression_name(Compression c);
+
 struct CommSpec {
-  std::string algorithm = "ring";
+  // "communication.algorithm" for the data-parallel gradient collectives; `automatic` lets the
+  // collective coster pick (NCCL's tuner).
+  sim::collectives::Algorithm algorithm = sim::collectives::Algorithm::ring;
   CommModel model = CommModel::flow_level;  // "communication.model": "flow" | "alpha_beta"
   double bucket_bytes = 25e6;               // PyTorch DDP's default bucket
   bool overlap = true;
   // "communication.contention": the step's collectives take SMs and DRAM bandwidth from the
   // compute they overlap (models/training_step.cpp); false: they run beside it for free.
   bool contention = true;
-  std::string compression = "none";  // none | topk | gtopk
+  Compression compression = Compression::none;
   double density = 0.001;
 };
 

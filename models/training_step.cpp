@@ -168,7 +168,7 @@ class MeshSim {
         optimizer_launches(s, params / shard, tensors, st.optimizer);
       }
     }
-    if (!s.inference && s.comm.compression != "none" && ranks_ > 1) plan_topk();
+    if (!s.inference && s.comm.compression != Compression::none && ranks_ > 1) plan_topk();
     const int gated_steps = s.steps;
     if (shape_.chunks() > 1) {
       // One arrival gate per (step, chunk, micro-batch, direction), armed for its one arrival.
@@ -344,7 +344,7 @@ class MeshSim {
     Scenario g = group_scenario(s, s.tensor_parallel, mesh_strides(s).tensor);
     // NCCL picks the algorithm for activations' collectives; the gradient algorithm is the
     // scenario's choice for the data-parallel ones.
-    g.comm.algorithm = "auto";
+    g.comm.algorithm = col::Algorithm::automatic;
     return g;
   }
 
@@ -683,7 +683,7 @@ class MeshSim {
     const auto& layers = plan_.rank_model.layers;
     const auto& work = work_[size_class(micro)];
     sim::Gate* in = g + 1 < shape_.chunks() ? &arrival_gate(step, g, micro, true) : nullptr;
-    const bool dense = s_.comm.compression == "none";
+    const bool dense = s_.comm.compression == Compression::none;
     // Gradient accumulation reduces only the last micro-batch's gradients (DDP's no_sync,
     // Megatron's distributed optimizer); ZeRO-2/3 keep only their shard, so every backward
     // reduce-scatters (DeepSpeed stage 2, FSDP without no_sync).
@@ -750,8 +750,9 @@ class MeshSim {
     st.comm_gate.add();
     std::string what;
     if (trace_ != nullptr) {
-      what = std::string(op == col::Op::allreduce ? s_.comm.algorithm + " allreduce "
-                                                  : "reduce-scatter ") +
+      what = std::string(op == col::Op::allreduce
+                             ? std::string(col::algorithm_name(s_.comm.algorithm)) + " allreduce "
+                             : "reduce-scatter ") +
              format_mb(bytes) + " x " + std::to_string(ranks_) + " ranks";
     }
     // The collective's kernel shares the device from its start, for its standalone duration
@@ -764,7 +765,8 @@ class MeshSim {
     // A parameter-server worker pushes and pulls the bucket once each way, not a ring's
     // 2(n-1)/n (Li et al., "Scaling Distributed Machine Learning with the Parameter Server",
     // OSDI 2014, Sec. 3.2 "Range Push and Pull").
-    const bool push_pull = op == col::Op::allreduce && s_.comm.algorithm == "parameter_server";
+    const bool push_pull =
+        op == col::Op::allreduce && s_.comm.algorithm == col::Algorithm::parameter_server;
     st.comm.submit(
         push_pull ? ports_.exchange(k, dp_port_, bytes, t)
                   : ports_.collective(k, dp_port_, op, ranks_, bytes, t),
@@ -815,15 +817,18 @@ class MeshSim {
     // Its messages are k-element slices (latency-bound): they share no port here.
     sim::Transfer x;
     x.standalone_s = t;
-    st.comm.submit(x, trace_ != nullptr ? s_.comm.compression + " sparse allreduce" : "", "comm",
-                   [this] { stage(0).comm_gate.done(); });
+    st.comm.submit(x,
+                   trace_ != nullptr
+                       ? std::string(compression_name(s_.comm.compression)) + " sparse allreduce"
+                       : "",
+                   "comm", [this] { stage(0).comm_gate.done(); });
   }
 
   // ---- end of the step ----
   void host_after_backward(int k) {
     StageDev& st = stage(k);
     const int step = st.host_step;
-    const bool sparse = s_.comm.compression != "none" && ranks_ > 1;
+    const bool sparse = s_.comm.compression != Compression::none && ranks_ > 1;
     if (sparse) {
       // Top-k needs the whole gradient: select after backward, then exchange.
       for (const Launch& l : topk_)
@@ -1152,10 +1157,11 @@ MemoryReport memory_report(const Scenario& s, const MeshPlan& plan) {
 }
 
 void check_supported(const Scenario& s) {
-  if (s.comm.compression != "none" && s.data_parallel > 1 &&
+  if (s.comm.compression != Compression::none && s.data_parallel > 1 &&
       (s.pipeline_stages > 1 || s.tensor_parallel > 1 || s.zero > 0)) {
     throw InputError("scenario " + s.name + ": communication.compression",
-                     "sparsified gradient exchange (" + s.comm.compression +
+                     "sparsified gradient exchange (" +
+                         std::string(compression_name(s.comm.compression)) +
                          ") is modelled for data parallelism only, not with pipeline or tensor "
                          "parallelism or ZeRO");
   }

@@ -207,7 +207,7 @@ std::vector<StageMemory> mesh_memory(const Scenario& s, const ZooModel& m,
     }
     mem.gradients_bytes = s.inference ? 0 : p * gradient_bytes_per_param(s) / shard2;
     const double residual =
-        s.comm.compression == "none" || s.data_parallel < 2 || s.inference ? 0 : p * 4;
+        s.comm.compression == Compression::none || s.data_parallel < 2 || s.inference ? 0 : p * 4;
     mem.optimizer_state_bytes =
         s.inference ? 0 : p * (optimizer_state_bytes_per_param(s) + master_w) / shard1 + residual;
     // Activations: walk the stage's schedule, holding each forward's stored activations until
