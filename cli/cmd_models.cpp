@@ -102,7 +102,7 @@ nlohmann::json to_json(const zoo::ZooModel& m) {
           {"hyperparameters", m.hyperparameters},
           {"input",
            {{"shape", m.input_shape},
-            {"dtype", m.input_dtype},
+            {"dtype", zoo::input_dtype_name(m.input_dtype)},
             {"bytes_per_sample", m.input_bytes_per_sample()}}},
           {"layers", layers},
           {"totals",
@@ -119,8 +119,9 @@ nlohmann::json to_json(const zoo::ZooModel& m) {
 void print_text(const zoo::ZooModel& m, std::ostream& out) {
   out << m.name << ": " << m.description << "\n"
       << "hyper-parameters: " << format_defaults(m.hyperparameters) << "\n"
-      << "input per sample: " << shape_text(m.input_shape) << " " << m.input_dtype << " ("
-      << m.input_bytes_per_sample() << " bytes)\n\n";
+      << "input per sample: " << shape_text(m.input_shape) << " "
+      << zoo::input_dtype_name(m.input_dtype) << " (" << m.input_bytes_per_sample()
+      << " bytes)\n\n";
   std::size_t name_width = 5;
   for (const auto& l : m.layers)
     name_width = std::max(name_width, l.name.size());

@@ -23,8 +23,8 @@ UpstreamStages upstream_stages(const Scenario& s, double batch, double replicas_
 }
 
 double h2d_batch_bytes(const Scenario& s, double batch) {
-  const double elements = s.model.input_bytes_per_sample() / dtype_bytes(s.model.input_dtype);
-  return batch * elements * dtype_bytes(s.input.input_dtype);
+  const double elements = s.model.input_bytes_per_sample() / input_dtype_bytes(s.model.input_dtype);
+  return batch * elements * input_dtype_bytes(s.input.input_dtype);
 }
 
 double h2d_batch_s(const Scenario& s, double batch) {

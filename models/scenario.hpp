@@ -41,8 +41,8 @@ struct InputPipelineSpec {
   double storage_bytes_per_sample = 0;  // read from storage at the host's read bandwidth
   int workers = 1;                      // host cores given to the pipeline (per host)
   int prefetch_batches = 2;
-  std::string input_dtype =
-      "uint8";  // bytes copied host-to-device per element (default: the model's)
+  // Bytes copied host-to-device per element (default: the model's).
+  InputDtype input_dtype = InputDtype::uint8;
   int echo_factor = 1;
   EchoMode echo_mode = EchoMode::batch;
   bool echo_before_augment = false;  // true: each echoed copy is augmented again (costs CPU)

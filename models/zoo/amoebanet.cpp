@@ -137,7 +137,7 @@ ZooModel make_amoebanet_d(const Hyperparameters& hp) {
   const std::int64_t res = hp.get("resolution");
   ZooModel m;
   m.input_shape = {3, res, res};
-  m.input_dtype = "uint8";
+  m.input_dtype = InputDtype::uint8;
   NetBuilder nb;
   Amoeba a(nb);
   Tensor x = nb.input(m.input_shape);

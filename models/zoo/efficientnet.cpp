@@ -73,7 +73,7 @@ ZooModel make_efficientnet(const Hyperparameters& hp, int variant) {
   const std::int64_t expand_ratio = hp.get("expand_ratio");
   ZooModel m;
   m.input_shape = {3, res, res};
-  m.input_dtype = "uint8";
+  m.input_dtype = InputDtype::uint8;
   NetBuilder nb;
   Tensor x = nb.input(m.input_shape);
   const std::int64_t stem = make_divisible(32 * s.width);

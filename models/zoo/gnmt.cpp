@@ -23,7 +23,7 @@ ZooModel make_gnmt(const Hyperparameters& hp) {
   }
   ZooModel m;
   m.input_shape = {2, seq};  // source and target token ids
-  m.input_dtype = "int32";
+  m.input_dtype = InputDtype::int32;
   NetBuilder nb;
   const Tensor src = nb.input({seq});
   const Tensor tgt = nb.input({seq});

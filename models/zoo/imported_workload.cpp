@@ -335,7 +335,7 @@ ZooModel workload_model(const Workload& w, const sim::AcceleratorSpec& measuring
   m.name = "workload";
   m.description = "imported from " + (w.source.empty() ? std::string("a trace") : w.source);
   m.input_shape = {1};
-  m.input_dtype = "fp32";
+  m.input_dtype = InputDtype::fp32;
   MeasuredOrigin origin;
   origin.accelerator = measuring;
   origin.precision = w.precision;

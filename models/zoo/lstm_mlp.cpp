@@ -13,7 +13,7 @@ ZooModel make_lstm_lm(const Hyperparameters& hp) {
   const std::int64_t vocab = hp.get("vocab");
   ZooModel m;
   m.input_shape = {seq};
-  m.input_dtype = "int32";
+  m.input_dtype = InputDtype::int32;
   NetBuilder nb;
   Tensor x = nb.input({seq});
   // Zaremba et al.: embedding width = hidden size, dropout on every non-recurrent connection.
@@ -31,7 +31,7 @@ ZooModel make_mnist_mlp(const Hyperparameters& hp) {
   const std::int64_t res = hp.get("resolution");
   ZooModel m;
   m.input_shape = {1, res, res};
-  m.input_dtype = "fp32";
+  m.input_dtype = InputDtype::fp32;
   NetBuilder nb;
   Tensor x = nb.input(m.input_shape);
   x = nb.reshape(x, {res * res});

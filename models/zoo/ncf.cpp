@@ -22,7 +22,7 @@ ZooModel make_ncf(const Hyperparameters& hp) {
   }
   ZooModel m;
   m.input_shape = {2};  // user id, item id
-  m.input_dtype = "int32";
+  m.input_dtype = InputDtype::int32;
   NetBuilder nb;
   const Tensor user = nb.input({1});
   const Tensor item = nb.input({1});

@@ -58,7 +58,7 @@ ZooModel make_resnet_cifar(const Hyperparameters& hp) {
   const std::int64_t res = hp.get("resolution");
   ZooModel m;
   m.input_shape = {3, res, res};
-  m.input_dtype = "uint8";
+  m.input_dtype = InputDtype::uint8;
   NetBuilder nb;
   Tensor x = nb.input(m.input_shape);
   x = conv_entry(nb, "conv1", x, conv_spec(16, 3));
@@ -90,7 +90,7 @@ ZooModel make_resnet_imagenet(const Hyperparameters& hp, std::int64_t depth) {
   const std::int64_t res = hp.get("resolution");
   ZooModel m;
   m.input_shape = {3, res, res};
-  m.input_dtype = "uint8";
+  m.input_dtype = InputDtype::uint8;
   NetBuilder nb;
   Tensor x = nb.input(m.input_shape);
   x = conv_entry(nb, "conv1", x, conv_spec(64, 7, 2, 3));

@@ -48,7 +48,7 @@ ZooModel make_tacotron2(const Hyperparameters& hp) {
   ZooModel m;
   // Characters and the target mel frames (teacher forcing); 4 bytes each.
   m.input_shape = {text + mels * frames};
-  m.input_dtype = "fp32";
+  m.input_dtype = InputDtype::fp32;
   NetBuilder nb;
   Tensor x = nb.input({text});
   x = single_entry(nb, "embedding", OpClass::embedding, x, [&](const Tensor& t) {
@@ -160,7 +160,7 @@ ZooModel make_waveglow(const Hyperparameters& hp) {
   const std::int64_t frames = segment / kHop + 1;
   ZooModel m;
   m.input_shape = {segment + kMels * frames};  // the audio segment and its mel spectrogram
-  m.input_dtype = "fp32";
+  m.input_dtype = InputDtype::fp32;
   NetBuilder nb;
 
   nb.begin("upsample", OpClass::conv, static_cast<double>(kMels * frames));

@@ -33,7 +33,7 @@ ZooModel make_ssd300(const Hyperparameters& hp) {
   const std::int64_t classes = hp.get("num_classes");
   ZooModel m;
   m.input_shape = {3, res, res};
-  m.input_dtype = "uint8";
+  m.input_dtype = InputDtype::uint8;
   NetBuilder nb;
   Tensor x = nb.input(m.input_shape);
   x = single_entry(nb, "feature_extractor.stem", OpClass::conv, x, [&](const Tensor& t) {

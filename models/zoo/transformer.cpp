@@ -75,7 +75,7 @@ ZooModel make_transformer(const Hyperparameters& hp) {
   const std::int64_t vocab = hp.get("vocab");
   ZooModel m;
   m.input_shape = {2, seq};  // source and target token ids
-  m.input_dtype = "int32";
+  m.input_dtype = InputDtype::int32;
   NetBuilder nb;
   const Tensor src = nb.input({seq});
   const Tensor tgt = nb.input({seq});
@@ -113,7 +113,7 @@ ZooModel make_bert(const Hyperparameters& hp) {
   const std::int64_t seq = hp.get("seq_len");
   ZooModel m;
   m.input_shape = {seq};
-  m.input_dtype = "int32";
+  m.input_dtype = InputDtype::int32;
   NetBuilder nb;
   const Tensor ids = nb.input({seq});
   // BERT's position table has 512 rows whatever length a batch uses.
@@ -149,7 +149,7 @@ ZooModel gpt_decoder(const Hyperparameters& hp, const TransformerDims& dims,
   const std::int64_t vocab = hp.get("vocab");
   ZooModel m;
   m.input_shape = {seq};
-  m.input_dtype = "int32";
+  m.input_dtype = InputDtype::int32;
   NetBuilder nb;
   const Tensor ids = nb.input({seq});
   Tensor x = embed_entry(nb, "embed", ids, vocab, dims.d_model,
@@ -194,7 +194,7 @@ ZooModel make_llama(const Hyperparameters& hp) {
   const std::int64_t vocab = hp.get("vocab");
   ZooModel m;
   m.input_shape = {seq};
-  m.input_dtype = "int32";
+  m.input_dtype = InputDtype::int32;
   NetBuilder nb;
   const Tensor ids = nb.input({seq});
   nb.begin("embed_tokens", OpClass::embedding, ids.elements());
@@ -232,7 +232,7 @@ ZooModel make_t5(const Hyperparameters& hp) {
   const std::int64_t d = dims.d_model;
   ZooModel m;
   m.input_shape = {seq + tgt};  // input and target token ids
-  m.input_dtype = "int32";
+  m.input_dtype = InputDtype::int32;
   NetBuilder nb;
   const Tensor src = nb.input({seq});
   const Tensor tgt_ids = nb.input({tgt});

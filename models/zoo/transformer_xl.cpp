@@ -97,7 +97,7 @@ ZooModel make_transformer_xl(const Hyperparameters& hp, bool attention_dropout) 
 
   ZooModel m;
   m.input_shape = {seq};
-  m.input_dtype = "int32";
+  m.input_dtype = InputDtype::int32;
   NetBuilder nb;
   const Tensor ids = nb.input({seq});
 

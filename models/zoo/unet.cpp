@@ -44,7 +44,7 @@ ZooModel make_unet(const Hyperparameters& hp) {
                      " must be even (the last decoder has C/2 channels)");
   ZooModel m;
   m.input_shape = {3, res, res};
-  m.input_dtype = "uint8";
+  m.input_dtype = InputDtype::uint8;
   NetBuilder nb;
   Tensor x = nb.input(m.input_shape);
   std::vector<Tensor> skips;

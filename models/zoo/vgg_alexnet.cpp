@@ -39,7 +39,7 @@ ZooModel image_model(const Hyperparameters& hp) {
   ZooModel m;
   const std::int64_t res = hp.get("resolution");
   m.input_shape = {3, res, res};
-  m.input_dtype = "uint8";
+  m.input_dtype = InputDtype::uint8;
   return m;
 }
 

@@ -13,7 +13,7 @@ ZooModel make_vgg16_cifar(const Hyperparameters& hp) {
   const std::int64_t res = hp.get("resolution");
   ZooModel m;
   m.input_shape = {3, res, res};
-  m.input_dtype = "uint8";
+  m.input_dtype = InputDtype::uint8;
   NetBuilder nb;
   Tensor x = nb.input(m.input_shape);
   const std::int64_t config[] = {64, 64,  0,   128, 128, 0,   256, 256, 256,

@@ -1,7 +1,8 @@
 #include "models/zoo/zoo_model.hpp"
 
+#include <array>
 #include <numeric>
-#include <stdexcept>
+#include <utility>
 
 namespace trainsim::models {
 
@@ -45,12 +46,45 @@ const char* tp_collective_op_name(TpCollectiveOp op) {
   return "unknown";
 }
 
-double dtype_bytes(const std::string& dtype) {
-  if (dtype == "uint8" || dtype == "int8") return 1;
-  if (dtype == "fp16" || dtype == "bf16" || dtype == "int16") return 2;
-  if (dtype == "fp32" || dtype == "int32") return 4;
-  if (dtype == "fp64" || dtype == "int64") return 8;
-  throw std::invalid_argument("unknown dtype '" + dtype + "'");
+namespace {
+constexpr std::array<std::pair<InputDtype, const char*>, 6> kInputDtypeNames{{
+    {InputDtype::uint8, "uint8"},
+    {InputDtype::fp16, "fp16"},
+    {InputDtype::bf16, "bf16"},
+    {InputDtype::fp32, "fp32"},
+    {InputDtype::int32, "int32"},
+    {InputDtype::int64, "int64"},
+}};
+}  // namespace
+
+const char* input_dtype_name(InputDtype d) {
+  for (const auto& [dtype, name] : kInputDtypeNames) {
+    if (dtype == d) return name;
+  }
+  return "?";
+}
+
+double input_dtype_bytes(InputDtype d) {
+  switch (d) {
+    case InputDtype::uint8:
+      return 1;
+    case InputDtype::fp16:
+    case InputDtype::bf16:
+      return 2;
+    case InputDtype::fp32:
+    case InputDtype::int32:
+      return 4;
+    case InputDtype::int64:
+      return 8;
+  }
+  return 4;
+}
+
+std::optional<InputDtype> parse_input_dtype(std::string_view name) {
+  for (const auto& [dtype, text] : kInputDtypeNames) {
+    if (name == text) return dtype;
+  }
+  return std::nullopt;
 }
 
 sim::Kernel instantiate(const KernelSpec& k, double batch, sim::Dtype dtype) {
@@ -85,7 +119,7 @@ double ZooModel::input_bytes_per_sample() const {
   double elements = 1;
   for (const auto d : input_shape)
     elements *= static_cast<double>(d);
-  return elements * dtype_bytes(input_dtype);
+  return elements * input_dtype_bytes(input_dtype);
 }
 
 namespace {

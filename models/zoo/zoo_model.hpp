@@ -21,6 +21,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sim/hw/kernel.hpp"
@@ -213,12 +214,18 @@ struct MeasuredOrigin {
   std::shared_ptr<const std::deque<std::string>> kernel_names;
 };
 
+// The element type of a model's input tensor (pixels, token ids, audio samples, features): what
+// the host-to-device copy of a batch moves per element.
+enum class InputDtype { uint8, fp16, bf16, fp32, int32, int64 };
+const char* input_dtype_name(InputDtype d);
+double input_dtype_bytes(InputDtype d);
+
 struct ZooModel {
   std::string name;
   std::string description;
   std::map<std::string, double> hyperparameters;  // resolved values actually used
   std::vector<std::int64_t> input_shape;          // per sample, e.g. {3, 224, 224} or {seq}
-  std::string input_dtype;                        // "uint8", "int32", "fp32"
+  InputDtype input_dtype = InputDtype::fp32;
   std::vector<Layer> layers;
   // Set for an imported workload: its layers' kernels carry measured times (kernel_plan.hpp
   // scales them to the scenario's device and batch).
@@ -235,8 +242,7 @@ struct ZooModel {
   int param_tensors() const;
 };
 
-// Bytes per element of an input dtype name ("uint8", "int32", "fp32", ...); throws
-// std::invalid_argument for an unknown name.
-double dtype_bytes(const std::string& dtype);
+// The InputDtype of a name ("uint8", "int32", "fp32", ...); nullopt for an unknown name.
+std::optional<InputDtype> parse_input_dtype(std::string_view name);
 
 }  // namespace trainsim::models

@@ -53,7 +53,7 @@ Scenario uniform(int layers, int stages, int micro, int batch) {
     s.model.layers.push_back(l);
   }
   s.model.name = "uniform";
-  s.model.input_dtype = "fp32";
+  s.model.input_dtype = trainsim::models::InputDtype::fp32;
   s.model.input_shape = {1000};
   s.optimizer = trainsim::models::Optimizer::sgd;
   s.pipeline_stages = stages;

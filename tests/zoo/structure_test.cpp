@@ -11,6 +11,7 @@
 
 using trainsim::InputError;
 using trainsim::models::build_zoo_model;
+using trainsim::models::InputDtype;
 using trainsim::models::OpClass;
 using trainsim::models::zoo_catalog;
 using trainsim::models::ZooModel;
@@ -108,12 +109,12 @@ TEST_CASE("input resolution and sequence length scale the work") {
         Approx(4 * build("resnet50").fwd_macs()).epsilon(0.01));
   const ZooModel bert = build("bert_base", {{"seq_len", 512}});
   CHECK(bert.input_shape == std::vector<std::int64_t>{512});
-  CHECK(bert.input_dtype == "int32");
+  CHECK(bert.input_dtype == InputDtype::int32);
   CHECK(bert.input_bytes_per_sample() == 2048);
   const ZooModel img = build("resnet50");
-  CHECK(img.input_dtype == "uint8");
+  CHECK(img.input_dtype == InputDtype::uint8);
   CHECK(img.input_bytes_per_sample() == 3 * 224 * 224);
-  CHECK(build("mnist_mlp").input_dtype == "fp32");
+  CHECK(build("mnist_mlp").input_dtype == InputDtype::fp32);
 }
 
 TEST_CASE("bad models and hyper-parameters are input errors that name the culprit") {
