@@ -19,6 +19,7 @@
 #include "fit/steps_fit.hpp"
 #include "models/convergence.hpp"
 #include "sim/config/limits.hpp"
+#include "sim/config/units.hpp"
 #include "sim/core/input_error.hpp"
 
 namespace trainsim::cli {
@@ -54,10 +55,7 @@ fit::Shared parse_shared(const std::string& text) {
 }
 
 std::string num(double v) {
-  if (!std::isfinite(v)) return "n/a";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.6g", v);
-  return buf;
+  return std::isfinite(v) ? sim::format_significant(v, 6) : "n/a";
 }
 
 nlohmann::ordered_json json_or_null(double v) {

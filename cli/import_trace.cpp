@@ -4,7 +4,6 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -16,6 +15,7 @@
 
 #include "sim/config/json_reader.hpp"
 #include "sim/config/limits.hpp"
+#include "sim/config/units.hpp"
 #include "sim/core/input_error.hpp"
 
 namespace trainsim::cli {
@@ -134,9 +134,7 @@ double dtype_size(const std::string& type) {
 
 // A number for messages, as short as it reads in the trace (40, 52.5, 1e+300).
 std::string number_text(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.15g", v);
-  return buf;
+  return sim::format_significant(v, 15);
 }
 
 double numel(const std::vector<std::int64_t>& d) {

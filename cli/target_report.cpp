@@ -11,6 +11,7 @@
 #include "cli/run_checks.hpp"
 #include "cli/scenario_source.hpp"
 #include "cli/units_format.hpp"
+#include "sim/config/units.hpp"
 #include "sim/core/input_error.hpp"
 
 namespace trainsim::cli {
@@ -19,9 +20,7 @@ namespace {
 constexpr double kNormal95 = 1.959963984540054;
 
 std::string number_text(double v) {
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.17g", v);
-  return buf;
+  return sim::format_significant(v, 17);
 }
 }  // namespace
 

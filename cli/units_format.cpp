@@ -1,14 +1,13 @@
 #include "cli/units_format.hpp"
 
 #include <cmath>
-#include <cstdio>
+
+#include "sim/config/units.hpp"
 
 namespace trainsim::cli {
 
 std::string format_number(double v, int significant) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*g", significant, v);
-  return buf;
+  return sim::format_significant(v, significant);
 }
 
 std::string format_rate(double per_s, const std::string& unit) {

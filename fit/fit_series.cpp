@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -12,6 +11,7 @@
 #include "fit/throughput_model.hpp"
 #include "fit/tiny_fit.hpp"
 #include "fit/uncertainty.hpp"
+#include "sim/config/units.hpp"
 #include "sim/core/input_error.hpp"
 
 namespace trainsim::fit {
@@ -106,10 +106,7 @@ ThroughputFit fit_series(const Series& series, const FitOptions& options,
 namespace {
 
 std::string number_text(double v) {
-  if (!std::isfinite(v)) return "(not finite)";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.6g", v);
-  return buf;
+  return std::isfinite(v) ? sim::format_significant(v, 6) : "(not finite)";
 }
 
 }  // namespace

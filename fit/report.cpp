@@ -6,6 +6,7 @@
 #include <ostream>
 
 #include "fit/uncertainty.hpp"
+#include "sim/config/units.hpp"
 
 namespace trainsim::fit {
 namespace {
@@ -56,10 +57,7 @@ std::string csv_field(const std::string& s) {
 }
 
 std::string csv_number(double v) {
-  if (!std::isfinite(v)) return "";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.10g", v);
-  return buf;
+  return std::isfinite(v) ? sim::format_significant(v, 10) : "";
 }
 
 }  // namespace

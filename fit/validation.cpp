@@ -2,9 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <map>
 #include <numeric>
+
+#include "sim/config/units.hpp"
 
 namespace trainsim::fit {
 
@@ -38,11 +39,7 @@ void exclude_failed_runs(std::vector<ValidationPoint>& points, double min_ratio)
     if (points[i].gpus > 0 && points[i].measured > 0) by_series[points[i].series].push_back(i);
   }
   const auto per_gpu = [&](std::size_t i) { return points[i].measured / points[i].gpus; };
-  const auto num = [](double v) {
-    char b[32];
-    std::snprintf(b, sizeof b, "%.4g", v);
-    return std::string(b);
-  };
+  const auto num = [](double v) { return sim::format_significant(v, 4); };
   for (auto& [series, idx] : by_series) {
     std::stable_sort(idx.begin(), idx.end(),
                      [&](std::size_t a, std::size_t b) { return points[a].gpus < points[b].gpus; });

@@ -11,6 +11,7 @@
 #include "models/zoo/zoo.hpp"
 #include "sim/config/json_reader.hpp"
 #include "sim/config/limits.hpp"
+#include "sim/config/units.hpp"
 #include "sim/core/input_error.hpp"
 
 namespace trainsim::models {
@@ -284,9 +285,7 @@ void check_devices(sim::JsonReader& p, const sim::JsonSource& source, const Scen
 // A hyper-parameter for messages: integers as integers, anything larger in exponent form.
 std::string number_text(double v) {
   if (std::abs(v) < 1e15 && v == std::floor(v)) return std::to_string(static_cast<long long>(v));
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.6g", v);
-  return buf;
+  return sim::format_significant(v, 6);
 }
 
 // Distinct spatial sizes (H of every {C, H, W} output) of a model's feature maps.

@@ -3,6 +3,7 @@
 #include <array>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <utility>
 
 namespace trainsim::sim {
@@ -167,6 +168,12 @@ ParsedQuantity parse_quantity_detailed(std::string_view text, Dimension d) {
 
 std::optional<double> parse_quantity(std::string_view text, Dimension d) {
   return parse_quantity_detailed(text, d).value;
+}
+
+std::string format_significant(double v, int significant) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*g", significant, v);
+  return buf;
 }
 
 }  // namespace trainsim::sim

@@ -37,4 +37,9 @@ struct ParsedQuantity {
 };
 ParsedQuantity parse_quantity_detailed(std::string_view text, Dimension d);
 
+// `v` with `significant` significant digits in printf's %g form ("0.0125", "40", "3.2e+09",
+// "inf"): the one plain-number formatter of reports, messages and CSV cells (17 digits round-trip
+// a double).
+std::string format_significant(double v, int significant);
+
 }  // namespace trainsim::sim
