@@ -10,6 +10,7 @@
 #include <map>
 #include <optional>
 #include <regex>
+#include <span>
 #include <stdexcept>
 
 #include <nlohmann/json.hpp>
@@ -315,16 +316,32 @@ struct LambdaSystem {
   std::string host_from_4_gpus;
 };
 
-std::optional<LambdaSystem> lambda_system(const std::string& name) {
+struct LambdaEntry {
+  const char* family;
+  LambdaSystem system;
+};
+
+// The entry of a system's family: its name without the GPU count ("8x A100 80GB SXM4" ->
+// "A100 80GB SXM4", "LambdaCloud 4xV100 16GB" -> "LambdaCloud V100 16GB").
+std::optional<LambdaSystem> lambda_system(const std::string& name,
+                                          std::span<const LambdaEntry> entries) {
   static const std::regex count_prefix(R"(^(LambdaCloud )?(\d+) ?x ?)");
   std::string family = std::regex_replace(name, count_prefix, "$1");
-  struct Entry {
-    const char* family;
-    LambdaSystem system;
-  };
-  // GeForce boards have no PCIe peer-to-peer (NVIDIA disabled it on the RTX 3090/4090 drivers);
-  // the professional boards and the data-centre parts do.
-  static const Entry entries[] = {
+  for (const LambdaEntry& e : entries) {
+    if (family == e.family) {
+      LambdaSystem s = e.system;
+      s.family = family;
+      return s;
+    }
+  }
+  return std::nullopt;
+}
+
+// The systems of the table's current edition (@aa5addb: the 22.09-container runs of 2022-2023).
+// GeForce boards have no PCIe peer-to-peer (NVIDIA disabled it on the RTX 3090/4090 drivers);
+// the professional boards and the data-centre parts do.
+std::span<const LambdaEntry> lambda_systems() {
+  static const LambdaEntry entries[] = {
       {"LambdaCloud V100 16GB",
        {"", "v100-sxm2-16gb", "nvlink2", true, false, "lambda-cloud-gpu-8x-v100", ""}},
       {"LambdaCloud A100 40GB PCIe",
@@ -340,14 +357,27 @@ std::optional<LambdaSystem> lambda_system(const std::string& name) {
       {"RTX 6000 Ada",
        {"", "rtx-6000-ada", "pcie4-x16", true, true, "threadripper-pro-5995wx", "dual-epyc-7302"}},
   };
-  for (const Entry& e : entries) {
-    if (family == e.family) {
-      LambdaSystem s = e.system;
-      s.family = family;
-      return s;
-    }
-  }
-  return std::nullopt;
+  return entries;
+}
+
+// The data-centre and professional systems of the table's edition before those runs (@2c0af45:
+// Lambda's 2020-2021 runs in the 20.x and 21.x containers, PyTorch 1.4-1.9), on the machines
+// their logs name (pytorch/results/*/sys_pytorch.txt at that commit: CPU, board, memory).
+std::span<const LambdaEntry> lambda_2021_systems() {
+  static const LambdaEntry entries[] = {
+      // Tesla_V100-SXM2-32GB on a Supermicro X11DGO-T (2 x Xeon Gold 6148).
+      {"V100 32GB", {"", "v100-sxm2-32gb", "nvlink2", true, false, "dual-xeon-gold-6148", ""}},
+      // Supermicro H12DSG-O-CPU (2 x EPYC 7502).
+      {"A100 40GB PCIe", {"", "a100-pcie-40gb", "pcie4-x16", true, true, "dual-epyc-7502", ""}},
+      {"RTX A6000", {"", "rtx-a6000", "pcie4-x16", true, true, "dual-epyc-7502", ""}},
+      // GIGABYTE MZ22-G20 (1 x EPYC 7502), as in the later edition.
+      {"A100 80GB PCIe", {"", "a100-pcie-80gb", "pcie4-x16", true, true, "epyc-7502", ""}},
+      // Inspur NF5488A5: HGX A100 with 2 x EPYC 7742 and 1 TB, as the DGX A100 host.
+      {"A100 40GB SXM4", {"", "a100-sxm4-40gb", "nvlink3", true, true, "dual-epyc-7742", ""}},
+      // Supermicro H12DGO-6 (2 x EPYC 7513).
+      {"A100 80GB SXM4", {"", "a100-sxm4-80gb", "nvlink3", true, true, "dual-epyc-7513", ""}},
+  };
+  return entries;
 }
 
 // A benchmark workload: the zoo model with the hyper-parameters and optimizer of the NVIDIA
@@ -410,10 +440,13 @@ bool profile_exists(const sim::ProfileLibrary& lib, const std::string& kind,
   return false;
 }
 
-std::vector<ValidationPoint> lambda_scaling(const sim::ProfileLibrary& lib) {
+// One edition of Lambda's table: `file` (system, num_gpu, model, global_batch, throughput) on the
+// systems of `entries`.
+std::vector<ValidationPoint> lambda_table(const sim::ProfileLibrary& lib, const std::string& file,
+                                          std::span<const LambdaEntry> entries) {
   std::vector<ValidationPoint> out;
-  for_each_row(embedded_table("dp_scaling_lambda_fp32_no_h100.csv"), [&](const TableRow& r) {
-    const auto system = lambda_system(r.at("system"));
+  for_each_row(embedded_table(file), [&](const TableRow& r) {
+    const auto system = lambda_system(r.at("system"), entries);
     const auto model = lambda_workload(r.at("model"));
     const auto gpus = r.number("num_gpu"), batch = r.number("global_batch"),
                v = r.number("throughput");
@@ -440,12 +473,20 @@ std::vector<ValidationPoint> lambda_scaling(const sim::ProfileLibrary& lib) {
     p.label = r.at("system") + " " + r.at("model") + " batch " + fmt(*batch);
     p.measured = *v;
     p.predicted = model->units_per_sample *
-                  simulate_throughput(doc, "lambda table line " + std::to_string(r.line()), lib);
+                  simulate_throughput(doc, file + " line " + std::to_string(r.line()), lib);
     out.push_back(p);
   });
   fit::split_halves(out);
   fit::exclude_failed_runs(out);
   return out;
+}
+
+std::vector<ValidationPoint> lambda_scaling(const sim::ProfileLibrary& lib) {
+  return lambda_table(lib, "dp_scaling_lambda_fp32_no_h100.csv", lambda_systems());
+}
+
+std::vector<ValidationPoint> lambda_scaling_2021(const sim::ProfileLibrary& lib) {
+  return lambda_table(lib, "dp_scaling_lambda_fp32_2021.csv", lambda_2021_systems());
 }
 
 // DeepLearningExamples: the DGX system of a table heading.
@@ -678,6 +719,11 @@ std::vector<ReferenceTable> reference_tables() {
       {"lambda_dp_scaling_fp32",
        "lambdal/deeplearning-benchmark @aa5addb pytorch/pytorch-train-throughput-fp32.csv",
        "samples/s", lambda_scaling},
+      {"lambda_dp_scaling_fp32_2021",
+       "lambdal/deeplearning-benchmark @2c0af45 pytorch/pytorch-train-throughput-fp32.csv and "
+       "pytorch-train-bs-fp32.csv (the edition before the 2022 re-runs: 2020-2021 runs, PyTorch "
+       "1.4-1.9; V100 32GB, A100 40/80GB PCIe and SXM4, RTX A6000 on 1-8 GPUs)",
+       "samples/s", lambda_scaling_2021},
       {"dle_training_throughput",
        "NVIDIA/DeepLearningExamples @729963d performance tables (ResNet-50 v1.5, BERT-large, "
        "Transformer-XL, GNMT v2, SSD300, NCF, Tacotron 2, WaveGlow)",

@@ -137,13 +137,17 @@ TEST_CASE("host profiles for the benchmark machines load with their sourced figu
     double memory_gib;
   };
   // CPU vendor specifications (cores, channels x transfer rate x 8 B) and the memory the
-  // benchmark logs report (lambdal/deeplearning-benchmark@aa5addb
+  // benchmark logs report (lambdal/deeplearning-benchmark@aa5addb and @2c0af45
   // pytorch/results/*/sys_pytorch.txt)
   constexpr HostRow kHosts[] = {
       {"threadripper-pro-5995wx", 64, 204.8, 1024},  // 8 x DDR4-3200, 995Gi visible
       {"epyc-7502", 32, 204.8, 512},                 // 8 x DDR4-3200, 503Gi visible
       {"dual-epyc-7302", 32, 409.6, 2048},           // 2 x 8 x DDR4-3200, 2.0Ti
       {"core-i7-6850k", 6, 76.8, 128},               // 4 x DDR4-2400, 125Gi visible
+      // the 2020-2021 rows (@2c0af45)
+      {"dual-epyc-7502", 64, 409.6, 512},       // 2 x 8 x DDR4-3200, 503G visible
+      {"dual-epyc-7513", 64, 409.6, 2048},      // 2 x 8 x DDR4-3200, 2.0Ti
+      {"dual-xeon-gold-6148", 40, 255.9, 768},  // 2 x 6 x DDR4-2666, 754G visible
   };
   for (const HostRow& row : kHosts) {
     INFO(row.name);
