@@ -337,7 +337,8 @@ std::optional<LambdaSystem> lambda_system(const std::string& name,
   return std::nullopt;
 }
 
-// The systems of the table's current edition (@aa5addb: the 22.09-container runs of 2022-2023).
+// The systems of the table's current edition (@aa5addb: Lambda's re-runs from October 2022 on,
+// the pytorch/results/*_v1 folders).
 // GeForce boards have no PCIe peer-to-peer (NVIDIA disabled it on the RTX 3090/4090 drivers);
 // the professional boards and the data-centre parts do.
 std::span<const LambdaEntry> lambda_systems() {
