@@ -267,14 +267,16 @@ Tensor NetBuilder::conv2d(const Tensor& in, const Conv2d& s) {
   // and weight-gradient alike: WINOGRAD and WINOGRAD_NONFUSED in cudnnConvolution*Algo_t).
   const bool winograd = s.groups == 1 && s.kernel_h == 3 && s.kernel_w == 3 && s.stride_h == 1 &&
                         s.stride_w == 1 && !dilated;
-  const auto conv_spec = [&](const char* what, double act, sim::GemmShape shape, BatchDim bd) {
+  const auto conv_spec = [&](const char* what, double act, sim::GemmShape shape,
+                             sim::GemmChannels channels, BatchDim bd) {
     KernelSpec k = gemm_spec(what, cls, 2 * macs, act, weights, shape, bd);
+    k.channels = channels;
     k.winograd_eligible = winograd;
     k.dilated = dilated;
     return k;
   };
   fwd(conv_spec("conv fwd", in.elements() + out_elems, {out_pos, c_out_g, c_in_g * rs, g},
-                BatchDim::m));
+                {0, c_out_g, c_in_g}, BatchDim::m));
   if (s.bias) {
     fwd(mem_spec("conv bias", KernelClass::elementwise, 2 * out_elems,
                  static_cast<double>(s.out_channels), 0, out_elems));
@@ -285,13 +287,15 @@ Tensor NetBuilder::conv2d(const Tensor& in, const Conv2d& s) {
                  static_cast<double>(s.out_channels), 0, out_elems));
   }
   if (needs_grad(in)) {
-    KernelSpec dgrad = conv_spec("conv dgrad", out_elems + in.elements(),
-                                 {in_pos, c_in_g, c_out_g * rs, g}, BatchDim::m);
+    KernelSpec dgrad =
+        conv_spec("conv dgrad", out_elems + in.elements(), {in_pos, c_in_g, c_out_g * rs, g},
+                  {0, c_in_g, c_out_g}, BatchDim::m);
     dgrad.strided_data_gradient = s.stride_h > 1 || s.stride_w > 1;
     bwd(dgrad);
   }
-  KernelSpec wgrad = conv_spec("conv wgrad", in.elements() + out_elems,
-                               {c_out_g, c_in_g * rs, out_pos, g}, BatchDim::k);
+  KernelSpec wgrad =
+      conv_spec("conv wgrad", in.elements() + out_elems, {c_out_g, c_in_g * rs, out_pos, g},
+                {c_out_g, c_in_g, 0}, BatchDim::k);
   wgrad.weight_gradient = true;
   bwd(wgrad);
   save(in);
@@ -938,16 +942,24 @@ Tensor NetBuilder::conv_transpose1d(const Tensor& in, std::int64_t out_channels,
   const double cols = static_cast<double>(out_channels * kernel);
   const double ci = static_cast<double>(c_in);
   const double weights = ci * cols;
-  fwd(gemm_spec("conv_transpose fwd", KernelClass::conv, 2 * macs, in.elements() + out.elements(),
-                weights, {pos, cols, ci, 1}, BatchDim::m));
+  const double co = static_cast<double>(out_channels);
+  KernelSpec fwd_k =
+      gemm_spec("conv_transpose fwd", KernelClass::conv, 2 * macs, in.elements() + out.elements(),
+                weights, {pos, cols, ci, 1}, BatchDim::m);
+  fwd_k.channels = {0, co, ci};
+  fwd(fwd_k);
   bwd_group();
   if (needs_grad(in)) {
-    bwd(gemm_spec("conv_transpose dgrad", KernelClass::conv, 2 * macs,
-                  out.elements() + in.elements(), weights, {pos, ci, cols, 1}, BatchDim::m));
+    KernelSpec dgrad =
+        gemm_spec("conv_transpose dgrad", KernelClass::conv, 2 * macs,
+                  out.elements() + in.elements(), weights, {pos, ci, cols, 1}, BatchDim::m);
+    dgrad.channels = {0, ci, co};
+    bwd(dgrad);
   }
   KernelSpec wgrad =
       gemm_spec("conv_transpose wgrad", KernelClass::conv, 2 * macs, in.elements() + out.elements(),
                 weights, {ci, cols, pos, 1}, BatchDim::k);
+  wgrad.channels = {ci, co, 0};
   wgrad.weight_gradient = true;  // cuDNN's backward-filter algorithms, roles of x and dy swapped
   bwd(wgrad);
   save(in);

@@ -95,6 +95,7 @@ sim::Kernel instantiate(const KernelSpec& k, double batch, sim::Dtype dtype) {
   const double width = sim::dtype_bytes(dtype);
   out.bytes = (k.act_elements * batch + k.param_elements) * width + k.raw_bytes * batch;
   out.gemm = k.gemm;
+  out.channels = k.channels;
   out.winograd_eligible = k.winograd_eligible;
   out.weight_gradient = k.weight_gradient;
   out.dilated = k.dilated;

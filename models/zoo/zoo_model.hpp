@@ -75,6 +75,7 @@ struct KernelSpec {
   bool strided_data_gradient = false;  // a strided convolution's data gradient (sim::Kernel's)
   double raw_bytes = 0;                // per sample, independent of the dtype
   sim::GemmShape gemm;                 // compute classes: the GEMM view, per sample along batch_dim
+  sim::GemmChannels channels;          // convolutions: the channels in each GEMM dimension
   BatchDim batch_dim = BatchDim::none;
   int repeat = 1;  // launched this many times in a row (e.g. one recurrent cell per time step);
                    // flops and bytes above are for one launch

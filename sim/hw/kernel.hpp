@@ -42,12 +42,22 @@ struct GemmShape {
   double batch = 1;
 };
 
+// How many channels each GEMM dimension of a convolution is made of (a multiple of them: the
+// forward pass's k = C x R x S holds C), 0 where a dimension holds none (positions, the batch).
+// Tensor-core kernels pad these (kernel_model.cpp, channel_padded).
+struct GemmChannels {
+  double m = 0;
+  double n = 0;
+  double k = 0;
+};
+
 struct Kernel {
   KernelClass cls = KernelClass::elementwise;
   Dtype dtype = Dtype::fp32;  // compute dtype (tf32: fp32 storage, tensor-core math)
   double flops = 0;           // multiply-add = 2 FLOPs
   double bytes = 0;           // DRAM bytes read + written
   GemmShape gemm;             // compute classes only
+  GemmChannels channels;      // convolutions only
   // A 3x3, stride-1, ungrouped convolution: cuDNN may run it with Winograd's minimal filtering
   // algorithm, which needs fewer multiplications (KernelEfficiency::winograd_gain).
   bool winograd_eligible = false;

@@ -70,6 +70,29 @@ double fastest_tiling_s(const AcceleratorSpec& a, const GemmShape& g, bool atten
   return best_s;
 }
 
+// A convolution's GEMM view as tensor-core kernels run it. They load channels in 16-byte vectors
+// (8 fp16 or bf16, 4 tf32, 16 int8 or fp8 elements), so cuDNN pads a channel count that is not a
+// multiple of that with zeros, and the padded channels cost math like real ones (cuDNN
+// Developer Guide, "Tensor Core Operations": input and output feature maps a multiple of 8 for
+// fp16, else "the cuDNN library may use padding"; a 1- or 3-channel first layer computes 8
+// channels; DeepBench's conv_bench pads C to 8 itself for its tensor-core training runs:
+// baidu-research/DeepBench code/nvidia/conv_bench.cu, 'Tensor cores need channels to be a
+// multiple of 8'). Returns the factor by which padding multiplies the multiply-adds.
+double channel_padded(GemmShape& g, const GemmChannels& c, Dtype math) {
+  const double vector = 16.0 / dtype_bytes(math);
+  double factor = 1;
+  const auto pad = [&](double& dim, double channels) {
+    if (channels <= 0) return;
+    const double padded = std::ceil(channels / vector) * vector;
+    dim *= padded / channels;
+    factor *= padded / channels;
+  };
+  pad(g.m, c.m);
+  pad(g.n, c.n);
+  pad(g.k, c.k);
+  return factor;
+}
+
 double memory_efficiency(const AcceleratorSpec& a, KernelClass c) {
   const auto cls = is_compute_class(c) ? KernelClass::copy : c;
   const double eff = a.kernels.memory[static_cast<std::size_t>(cls)];
@@ -93,8 +116,13 @@ Dtype math_dtype(const AcceleratorSpec& a, const Kernel& k) {
 double kernel_body_s(const AcceleratorSpec& a, const Kernel& k) {
   double compute_s = 0;
   Dtype math = k.dtype;
+  GemmShape gemm = k.gemm;
+  double flops = k.flops;
   if (is_compute_class(k.cls) && k.flops > 0) {
     math = math_dtype(a, k);
+    if (k.cls == KernelClass::conv && matrix_unit_math(a, math)) {
+      flops *= channel_padded(gemm, k.channels, math);
+    }
     const auto peak = a.peak(math);
     double eff = a.kernels.effective_compute(k.cls, math);
     const double wgrad = a.kernels.conv_weight_gradient[static_cast<std::size_t>(math)];
@@ -108,19 +136,19 @@ double kernel_body_s(const AcceleratorSpec& a, const Kernel& k) {
     }
     const double gain =
         k.winograd_eligible ? a.kernels.winograd_gain[static_cast<std::size_t>(math)] : 0.0;
-    compute_s = k.flops / (gain > 1 ? gain : 1.0) / (*peak * eff);
+    compute_s = flops / (gain > 1 ? gain : 1.0) / (*peak * eff);
   }
   const double bw_bytes_per_s = a.memory_bw_bytes_per_s * memory_efficiency(a, k.cls);
   const double memory_s = k.bytes > 0 ? k.bytes / bw_bytes_per_s : 0.0;
-  if (compute_s > 0 && k.gemm.m > 0 && k.gemm.n > 0 && k.gemm.k > 0) {
+  if (compute_s > 0 && gemm.m > 0 && gemm.n > 0 && gemm.k > 0) {
     // The library picks the tiling that finishes first. Split-K fills idle SMs, but its partial
     // sums are written and read back once in fp32, which costs more than it saves where the
     // output is large against the reduction.
-    const double partials_bytes = 2 * k.gemm.m * k.gemm.n * k.gemm.batch * 4;
+    const double partials_bytes = 2 * gemm.m * gemm.n * gemm.batch * 4;
     const auto time_s = [&](double tiling, double split) {
       return std::max(compute_s / tiling, memory_s + (split - 1) * partials_bytes / bw_bytes_per_s);
     };
-    return fastest_tiling_s(a, k.gemm, k.cls == KernelClass::attention, matrix_unit_math(a, math),
+    return fastest_tiling_s(a, gemm, k.cls == KernelClass::attention, matrix_unit_math(a, math),
                             time_s);
   }
   return std::max(compute_s, memory_s);

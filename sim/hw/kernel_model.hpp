@@ -19,7 +19,9 @@
 // - convolutions: Winograd-eligible ones need winograd_gain[dtype] times fewer multiplications;
 //   weight gradients and strided data gradients run at the profile's shares of eff (its
 //   conv_weight_gradient, conv_strided_data_gradient); dilated ones compute in fp32 where the
-//   library has no tensor-core algorithm for them (math_dtype below).
+//   library has no tensor-core algorithm for them (math_dtype below); on matrix units their
+//   channel counts are padded to whole 16-byte vectors (8 fp16, 4 tf32 elements), which a
+//   1- or 3-channel first layer pays for in full.
 // - eff_mem[class]: achieved fraction of DRAM bandwidth per memory-bound class (streaming
 //   pointwise, two-pass normalisation, irregular gathers, ...).
 // - the device gap: the time between two back-to-back kernels on one stream (launch latency,

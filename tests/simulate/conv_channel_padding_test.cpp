@@ -1,0 +1,70 @@
+// Tensor-core convolutions load channels in 16-byte vectors, so a channel count that is not a
+// multiple of 8 (fp16, bf16) or 4 (tf32) is padded with zeros and priced as the padded
+// convolution; SIMT math (fp32, Pascal's fp16) computes the real channels only.
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <string_view>
+
+#include "cli/profiles_source.hpp"
+#include "models/zoo/net_builder.hpp"
+#include "models/zoo/zoo_model.hpp"
+#include "sim/hw/kernel_model.hpp"
+
+using trainsim::models::KernelSpec;
+using trainsim::models::NetBuilder;
+using trainsim::models::OpClass;
+using trainsim::sim::Dtype;
+
+namespace {
+
+// The kernel `what` of a 7x7, stride-1 convolution from `channels` to 256 channels on 56x56
+// (compute-bound on every device here, so the padded math shows in the time).
+KernelSpec conv_kernel(std::int64_t channels, std::string_view what) {
+  NetBuilder nb;
+  const auto x = nb.input({channels, 56, 56}, true);
+  nb.begin("conv", OpClass::conv, x.elements());
+  nb.end(nb.conv2d(x, trainsim::models::conv_spec(256, 7, 1, 3)));
+  const auto layer = nb.take_layers().at(0);
+  for (const auto* ks : {&layer.fwd_kernels, &layer.bwd_kernels})
+    for (const auto& k : *ks)
+      if (what == k.what) return k;
+  FAIL("no kernel " << what);
+  return {};
+}
+
+}  // namespace
+
+TEST_CASE("tensor-core convolutions pay for channels padded to 16-byte vectors") {
+  const auto lib = trainsim::cli::load_profile_library({});
+  const auto body_s = [&](const char* accelerator, std::int64_t channels, std::string_view what,
+                          Dtype dtype) {
+    return trainsim::sim::kernel_body_s(
+        lib.accelerator(accelerator, "test"),
+        trainsim::models::instantiate(conv_kernel(channels, what), 32, dtype));
+  };
+  for (const char* what : {"conv fwd", "conv dgrad", "conv wgrad"}) {
+    INFO(what);
+    // The kernel's FLOPs stay the real work (what MFU counts); only its time pads.
+    CHECK(conv_kernel(3, what).flops * 8 == Approx(conv_kernel(8, what).flops * 3));
+    // V100 fp16 (tensor cores): 3 channels cost what 8 do.
+    CHECK(body_s("v100-sxm2-16gb", 3, what, Dtype::fp16) ==
+          Approx(body_s("v100-sxm2-16gb", 8, what, Dtype::fp16)).epsilon(0.05));
+    // A100 TF32: 4 fp32 elements make a 16-byte vector, so 3 channels cost what 4 do.
+    CHECK(body_s("a100-sxm4-40gb", 3, what, Dtype::tf32) ==
+          Approx(body_s("a100-sxm4-40gb", 4, what, Dtype::tf32)).epsilon(0.05));
+    // fp32 on V100 and fp16 on P100 (no matrix units) compute the 3 real channels. (The data
+    // gradient's channels are its output columns, where narrow tiles lose throughput anyway.)
+    if (what != std::string_view("conv dgrad")) {
+      CHECK(body_s("a100-sxm4-40gb", 3, what, Dtype::tf32) <
+            0.8 * body_s("a100-sxm4-40gb", 8, what, Dtype::tf32));
+      CHECK(body_s("v100-sxm2-16gb", 3, what, Dtype::fp32) <
+            0.6 * body_s("v100-sxm2-16gb", 8, what, Dtype::fp32));
+      CHECK(body_s("p100-sxm2-16gb", 3, what, Dtype::fp16) <
+            0.6 * body_s("p100-sxm2-16gb", 8, what, Dtype::fp16));
+    }
+    // Aligned channel counts are untouched: 16 channels cost twice what 8 do, within tiling.
+    CHECK(body_s("v100-sxm2-16gb", 16, what, Dtype::fp16) >
+          1.5 * body_s("v100-sxm2-16gb", 8, what, Dtype::fp16));
+  }
+}
