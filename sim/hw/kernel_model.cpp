@@ -93,6 +93,26 @@ double channel_padded(GemmShape& g, const GemmChannels& c, Dtype math) {
   return factor;
 }
 
+// The batched GEMM of Winograd's F(2x2, 3x3) (Lavin and Gray, arXiv:1509.09308) in place of a
+// 3x3 convolution's implicit GEMM: one GEMM per element of the 4x4 transformed tile (batch x 16),
+// over a quarter of the positions (one 2x2 output tile each), reducing over the channels alone
+// (the R x S = 9 taps leave the reduction).
+GemmShape winograd_view(const GemmShape& g, const GemmChannels& c) {
+  GemmShape w = g;
+  const auto fold = [](double& dim, double channels) {
+    if (channels <= 0) {
+      dim = std::max(1.0, dim / 4);  // positions
+    } else if (dim >= 9 * channels) {
+      dim /= 9;  // channels x the 3x3 taps
+    }
+  };
+  fold(w.m, c.m);
+  fold(w.n, c.n);
+  fold(w.k, c.k);
+  w.batch *= 16;
+  return w;
+}
+
 double memory_efficiency(const AcceleratorSpec& a, KernelClass c) {
   const auto cls = is_compute_class(c) ? KernelClass::copy : c;
   const double eff = a.kernels.memory[static_cast<std::size_t>(cls)];
@@ -115,6 +135,7 @@ Dtype math_dtype(const AcceleratorSpec& a, const Kernel& k) {
 
 double kernel_body_s(const AcceleratorSpec& a, const Kernel& k) {
   double compute_s = 0;
+  double winograd_s = 0;  // the compute time on Winograd's algorithm, where it applies
   Dtype math = k.dtype;
   GemmShape gemm = k.gemm;
   double flops = k.flops;
@@ -134,9 +155,10 @@ double kernel_body_s(const AcceleratorSpec& a, const Kernel& k) {
                                   dtype_name(math) + " path for " + kernel_class_name(k.cls) +
                                   " kernels");
     }
+    compute_s = flops / (*peak * eff);
     const double gain =
         k.winograd_eligible ? a.kernels.winograd_gain[static_cast<std::size_t>(math)] : 0.0;
-    compute_s = flops / (gain > 1 ? gain : 1.0) / (*peak * eff);
+    if (gain > 1) winograd_s = compute_s / gain;
   }
   const double bw_bytes_per_s = a.memory_bw_bytes_per_s * memory_efficiency(a, k.cls);
   const double memory_s = k.bytes > 0 ? k.bytes / bw_bytes_per_s : 0.0;
@@ -144,14 +166,26 @@ double kernel_body_s(const AcceleratorSpec& a, const Kernel& k) {
     // The library picks the tiling that finishes first. Split-K fills idle SMs, but its partial
     // sums are written and read back once in fp32, which costs more than it saves where the
     // output is large against the reduction.
-    const double partials_bytes = 2 * gemm.m * gemm.n * gemm.batch * 4;
-    const auto time_s = [&](double tiling, double split) {
-      return std::max(compute_s / tiling, memory_s + (split - 1) * partials_bytes / bw_bytes_per_s);
+    const bool matrix_units = matrix_unit_math(a, math);
+    const auto tiled_s = [&](const GemmShape& view, double view_compute_s) {
+      const double partials_bytes = 2 * view.m * view.n * view.batch * 4;
+      const auto time_s = [&](double tiling, double split) {
+        return std::max(view_compute_s / tiling,
+                        memory_s + (split - 1) * partials_bytes / bw_bytes_per_s);
+      };
+      return fastest_tiling_s(a, view, k.cls == KernelClass::attention, matrix_units, time_s);
     };
-    return fastest_tiling_s(a, gemm, k.cls == KernelClass::attention, matrix_unit_math(a, math),
-                            time_s);
+    const double direct_s = tiled_s(gemm, compute_s);
+    // And the algorithm: cuDNN's autotuner (cudnnFind*, PyTorch's benchmark mode) keeps
+    // Winograd's where it finishes first. Its multiplications are a batched GEMM per transformed
+    // tile element whose reduction is the channels alone, so few channels (a first layer's 1 or 3)
+    // leave it slower than the implicit GEMM, as DeepBench's recorded algorithms show: cuDNN took
+    // an implicit GEMM for its 3x3 stride-1 rows of 1-32 input channels (results/train, fwd_algo).
+    if (winograd_s > 0)
+      return std::min(direct_s, tiled_s(winograd_view(gemm, k.channels), winograd_s));
+    return direct_s;
   }
-  return std::max(compute_s, memory_s);
+  return std::max(winograd_s > 0 ? winograd_s : compute_s, memory_s);
 }
 
 double kernel_time_s(const AcceleratorSpec& a, const Kernel& k) {

@@ -16,7 +16,8 @@
 //   (tile, split-K) choices the one that finishes first is taken, split-K's fp32 partial sums
 //   (written and read back once) counted as DRAM traffic.
 // - k/(k + k_half): the main loop's prologue and epilogue, which short reductions cannot hide.
-// - convolutions: Winograd-eligible ones need winograd_gain[dtype] times fewer multiplications;
+// - convolutions: Winograd-eligible ones need winograd_gain[dtype] times fewer multiplications,
+//   in batched GEMMs reducing over the channels alone, and take Winograd where it is faster;
 //   weight gradients and strided data gradients run at the profile's shares of eff (its
 //   conv_weight_gradient, conv_strided_data_gradient); dilated ones compute in fp32 where the
 //   library has no tensor-core algorithm for them (math_dtype below); on matrix units their

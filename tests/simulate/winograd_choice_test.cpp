@@ -1,0 +1,60 @@
+// A 3x3 stride-1 convolution runs Winograd's algorithm only where it finishes first: its batched
+// GEMMs reduce over the channels alone, so a first layer's few channels keep the implicit GEMM
+// (as cuDNN's autotuner chose for DeepBench's 3x3 rows of 1-32 input channels).
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <string_view>
+
+#include "cli/profiles_source.hpp"
+#include "models/zoo/net_builder.hpp"
+#include "models/zoo/zoo_model.hpp"
+#include "sim/hw/kernel_model.hpp"
+
+using trainsim::models::KernelSpec;
+using trainsim::models::NetBuilder;
+using trainsim::models::OpClass;
+using trainsim::sim::Dtype;
+
+namespace {
+
+// The forward kernel of a 3x3 convolution from `channels` to 64 channels on 112x112.
+KernelSpec conv_fwd(std::int64_t channels, std::int64_t stride = 1) {
+  NetBuilder nb;
+  const auto x = nb.input({channels, 112, 112}, true);
+  nb.begin("conv", OpClass::conv, x.elements());
+  nb.end(nb.conv2d(x, trainsim::models::conv_spec(64, 3, stride, 1)));
+  const auto layers = nb.take_layers();
+  for (const auto& k : layers.at(0).fwd_kernels)
+    if (std::string_view(k.what) == "conv fwd") return k;
+  FAIL("no conv fwd kernel");
+  return {};
+}
+
+}  // namespace
+
+TEST_CASE("Winograd takes a 3x3 convolution only where it beats the implicit GEMM") {
+  const auto lib = trainsim::cli::load_profile_library({});
+  const auto p100 = lib.accelerator("p100-sxm2-16gb", "test");
+  const auto time_s = [&](const KernelSpec& k) {
+    return trainsim::sim::kernel_body_s(p100, trainsim::models::instantiate(k, 32, Dtype::fp32));
+  };
+  // The same work on the implicit GEMM: an ineligible copy of the kernel.
+  const auto direct_s = [&](KernelSpec k) {
+    k.winograd_eligible = false;
+    return time_s(k);
+  };
+  const KernelSpec wide = conv_fwd(256);
+  const KernelSpec narrow = conv_fwd(3);
+  REQUIRE(wide.winograd_eligible);
+  REQUIRE(narrow.winograd_eligible);
+  CHECK_FALSE(conv_fwd(256, 2).winograd_eligible);
+  // 256 channels: Winograd's fewer multiplications win (Pascal's calibrated gain is near 2).
+  CHECK(time_s(wide) < 0.7 * direct_s(wide));
+  // 3 channels: a 3-deep reduction per transformed tile is slower than the 27-deep implicit GEMM,
+  // so the implicit GEMM's time stands.
+  CHECK(time_s(narrow) == Approx(direct_s(narrow)).epsilon(1e-12));
+  // Never slower than the implicit GEMM.
+  for (const std::int64_t c : {1, 8, 16, 32, 64, 128, 512})
+    CHECK(time_s(conv_fwd(c)) <= direct_s(conv_fwd(c)));
+}
