@@ -181,8 +181,12 @@ double kernel_body_s(const AcceleratorSpec& a, const Kernel& k) {
     // tile element whose reduction is the channels alone, so few channels (a first layer's 1 or 3)
     // leave it slower than the implicit GEMM, as DeepBench's recorded algorithms show: cuDNN took
     // an implicit GEMM for its 3x3 stride-1 rows of 1-32 input channels (results/train, fwd_algo).
-    if (winograd_s > 0)
-      return std::min(direct_s, tiled_s(winograd_view(gemm, k.channels), winograd_s));
+    // (A kernel that does not name its channels keeps the implicit GEMM's view.)
+    if (winograd_s > 0) {
+      const GemmChannels& c = k.channels;
+      const bool named = c.m > 0 || c.n > 0 || c.k > 0;
+      return std::min(direct_s, tiled_s(named ? winograd_view(gemm, c) : gemm, winograd_s));
+    }
     return direct_s;
   }
   return std::max(winograd_s > 0 ? winograd_s : compute_s, memory_s);
