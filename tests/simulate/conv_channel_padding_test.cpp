@@ -7,13 +7,11 @@
 #include <string_view>
 
 #include "cli/profiles_source.hpp"
-#include "models/zoo/net_builder.hpp"
 #include "models/zoo/zoo_model.hpp"
 #include "sim/hw/kernel_model.hpp"
+#include "support/conv_kernels.hpp"
 
 using trainsim::models::KernelSpec;
-using trainsim::models::NetBuilder;
-using trainsim::models::OpClass;
 using trainsim::sim::Dtype;
 
 namespace {
@@ -21,16 +19,8 @@ namespace {
 // The kernel `what` of a 7x7, stride-1 convolution from `channels` to 256 channels on 56x56
 // (compute-bound on every device here, so the padded math shows in the time).
 KernelSpec conv_kernel(std::int64_t channels, std::string_view what) {
-  NetBuilder nb;
-  const auto x = nb.input({channels, 56, 56}, true);
-  nb.begin("conv", OpClass::conv, x.elements());
-  nb.end(nb.conv2d(x, trainsim::models::conv_spec(256, 7, 1, 3)));
-  const auto layer = nb.take_layers().at(0);
-  for (const auto* ks : {&layer.fwd_kernels, &layer.bwd_kernels})
-    for (const auto& k : *ks)
-      if (what == k.what) return k;
-  FAIL("no kernel " << what);
-  return {};
+  return trainsim::test::conv_kernel({channels, 56, 56}, trainsim::models::conv_spec(256, 7, 1, 3),
+                                     what);
 }
 
 }  // namespace

@@ -7,28 +7,19 @@
 #include <string_view>
 
 #include "cli/profiles_source.hpp"
-#include "models/zoo/net_builder.hpp"
 #include "models/zoo/zoo_model.hpp"
 #include "sim/hw/kernel_model.hpp"
+#include "support/conv_kernels.hpp"
 
 using trainsim::models::KernelSpec;
-using trainsim::models::NetBuilder;
-using trainsim::models::OpClass;
 using trainsim::sim::Dtype;
 
 namespace {
 
 // The forward kernel of a 3x3 convolution from `channels` to 64 channels on 112x112.
 KernelSpec conv_fwd(std::int64_t channels, std::int64_t stride = 1) {
-  NetBuilder nb;
-  const auto x = nb.input({channels, 112, 112}, true);
-  nb.begin("conv", OpClass::conv, x.elements());
-  nb.end(nb.conv2d(x, trainsim::models::conv_spec(64, 3, stride, 1)));
-  const auto layers = nb.take_layers();
-  for (const auto& k : layers.at(0).fwd_kernels)
-    if (std::string_view(k.what) == "conv fwd") return k;
-  FAIL("no conv fwd kernel");
-  return {};
+  return trainsim::test::conv_kernel({channels, 112, 112},
+                                     trainsim::models::conv_spec(64, 3, stride, 1), "conv fwd");
 }
 
 }  // namespace

@@ -1,0 +1,30 @@
+#pragma once
+// One convolution as the zoo builds it, for the kernel-model tests: the kernel it launches by name.
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "models/zoo/net_builder.hpp"
+#include "models/zoo/zoo_model.hpp"
+
+namespace trainsim::test {
+
+// The kernel `what` ("conv fwd", "conv dgrad", "conv wgrad") of the convolution `spec` over a
+// {C, H, W} input that needs its gradient.
+inline models::KernelSpec conv_kernel(std::vector<std::int64_t> input, const models::Conv2d& spec,
+                                      std::string_view what) {
+  models::NetBuilder nb;
+  const auto x = nb.input(std::move(input), true);
+  nb.begin("conv", models::OpClass::conv, x.elements());
+  nb.end(nb.conv2d(x, spec));
+  const auto layers = nb.take_layers();
+  for (const auto* ks : {&layers.at(0).fwd_kernels, &layers.at(0).bwd_kernels})
+    for (const auto& k : *ks)
+      if (what == k.what) return k;
+  FAIL("no kernel " << what);
+  return {};
+}
+
+}  // namespace trainsim::test
