@@ -159,9 +159,7 @@ bool is_kernels_fraction(const std::string& path) {
 std::optional<double> numeric_value(const nlohmann::json& leaf) {
   if (leaf.is_number()) return leaf.get<double>();
   if (!leaf.is_string()) return std::nullopt;
-  for (const sim::Dimension d :
-       {sim::Dimension::seconds, sim::Dimension::bytes_per_s, sim::Dimension::bytes,
-        sim::Dimension::flops_per_s, sim::Dimension::flops, sim::Dimension::dimensionless}) {
+  for (const sim::Dimension d : sim::kAllDimensions) {
     if (const auto v = sim::parse_quantity(leaf.get<std::string>(), d)) return v;
   }
   return std::nullopt;

@@ -11,7 +11,9 @@
 #include "cli/options.hpp"
 #include "cli/profiles_source.hpp"
 #include "cli/units_format.hpp"
+#include "sim/config/units.hpp"
 #include "sim/core/input_error.hpp"
+#include "sim/hw/kernel_model.hpp"
 
 namespace trainsim::cli {
 
@@ -28,8 +30,16 @@ void show_accelerator(std::ostream& os, const sim::AcceleratorSpec& a) {
      << "  memory capacity        " << format_bytes(a.memory_capacity_bytes) << "\n"
      << "  kernel launch overhead " << format_seconds(a.kernel_launch_overhead_s)
      << " (device gap between kernels)\n"
-     << "  compute units          " << a.compute_units << "\n"
-     << "  kernels                " << a.kernels.name << " (efficiencies per kernel class)\n";
+     << "  compute units          " << a.compute_units << "\n";
+  if (a.boost_clock_hz)
+    os << "  boost clock            " << sim::format_significant(*a.boost_clock_hz / 1e6, 5)
+       << " MHz (rated; the peaks are quoted at it)\n";
+  if (a.board_power_w) {
+    os << "  board power            " << sim::format_significant(*a.board_power_w, 4)
+       << " W; sustains " << sim::format_significant(100 * sim::sustained_clock_fraction(a), 3)
+       << "% of the rated boost clock under dense math\n";
+  }
+  os << "  kernels                " << a.kernels.name << " (efficiencies per kernel class)\n";
 }
 
 void show_kernels(std::ostream& os, const sim::KernelEfficiency& k) {
@@ -60,6 +70,12 @@ void show_kernels(std::ostream& os, const sim::KernelEfficiency& k) {
             k.conv_weight_gradient);
   per_dtype("data gradients of strided convolutions at this fraction of conv's efficiency:",
             k.conv_strided_data_gradient);
+  if (k.sustained_clock_hz > 0) {
+    os << "  sustained clock under dense math: "
+       << sim::format_significant(k.sustained_clock_hz / 1e6, 5) << " MHz at "
+       << sim::format_significant(k.unit_power_w, 4) << " W per compute unit, growing as power^(1/"
+       << sim::format_significant(k.power_clock_exponent, 4) << ")\n";
+  }
   if (!k.dilated_conv_tensor_cores)
     os << "  dilated convolutions: no tensor-core algorithm (computed in fp32)\n";
   os << "  achieved fraction of DRAM bandwidth (memory classes):\n";

@@ -177,6 +177,12 @@ KernelEfficiency read_kernels(JsonReader& r) {
   if (auto strided = r.optional_object("conv_strided_data_gradient"))
     k.conv_strided_data_gradient = read_per_dtype(*strided, Bound::unit_interval);
   k.dilated_conv_tensor_cores = r.boolean_or("dilated_conv_tensor_cores", true);
+  if (auto clock = r.optional_object("sustained_clock")) {
+    k.sustained_clock_hz = clock->quantity("clock", Dimension::hertz, Bound::positive);
+    k.unit_power_w = clock->quantity("unit_power", Dimension::watts, Bound::positive);
+    k.power_clock_exponent = clock->number("power_clock_exponent", Bound::positive);
+    clock->done();
+  }
   JsonReader compute = r.object("compute");
   for (int c = 0; c < kKernelClassCount; ++c) {
     const auto cls = static_cast<KernelClass>(c);
@@ -216,11 +222,20 @@ AcceleratorSpec read_accelerator(JsonReader& r, const ProfileLibrary& library) {
   a.kernel_launch_overhead_s =
       r.quantity("kernel_launch_overhead", Dimension::seconds, Bound::non_negative);
   a.compute_units = static_cast<int>(r.integer("compute_units", 1));
+  a.board_power_w = r.optional_quantity("board_power", Dimension::watts);
+  a.boost_clock_hz = r.optional_quantity("boost_clock", Dimension::hertz);
   if (r.has("kernels") && r.raw()["kernels"].is_object()) {
     JsonReader inline_kernels = r.object("kernels");
     a.kernels = read_kernels(inline_kernels);
   } else {
     a.kernels = library.kernels(r.string("kernels"), r.where("kernels"));
+  }
+  // A power limit on an architecture that models its sustained clock needs the rated clock the
+  // peaks are quoted at.
+  if (a.board_power_w && a.kernels.sustained_clock_hz > 0 && !a.boost_clock_hz) {
+    r.fail("board_power",
+           "needs boost_clock (the rated boost clock of the peaks): kernels profile \"" +
+               a.kernels.name + "\" models the clock a power limit sustains");
   }
   // Every compute class needs an efficiency for every dtype the device has a peak for.
   for (int c = 0; c < kKernelClassCount; ++c) {

@@ -117,8 +117,7 @@ void lex(std::string_view text, std::vector<Token>& tokens, std::vector<Comment>
 
 // A string value that is a quantity ("19.5 TFLOP/s", "80 GiB", "5 us", "0.8", "80%").
 bool is_quantity(std::string_view s) {
-  for (Dimension d : {Dimension::bytes, Dimension::bytes_per_s, Dimension::seconds,
-                      Dimension::flops, Dimension::flops_per_s, Dimension::dimensionless}) {
+  for (Dimension d : kAllDimensions) {
     if (parse_quantity(s, d)) return true;
   }
   return false;

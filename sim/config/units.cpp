@@ -55,6 +55,8 @@ constexpr std::array<BaseUnit, 8> kTimeUnits{{{"s", 1.0, false},
 constexpr std::array<BaseUnit, 2> kFlopUnits{{{"FLOP", 1.0, true}, {"OP", 1.0, true}}};
 constexpr std::array<BaseUnit, 4> kFlopRateUnits{
     {{"FLOP/s", 1.0, true}, {"FLOPS", 1.0, true}, {"OP/s", 1.0, true}, {"OPS", 1.0, true}}};
+constexpr std::array<BaseUnit, 1> kPowerUnits{{{"W", 1.0, true}}};
+constexpr std::array<BaseUnit, 1> kFrequencyUnits{{{"Hz", 1.0, true}}};
 constexpr std::array<BaseUnit, 1> kRatioUnits{{{"%", 0.01, false}}};
 
 template <std::size_t N>
@@ -106,6 +108,10 @@ const char* dimension_name(Dimension d) {
       return "an operation count";
     case Dimension::flops_per_s:
       return "a compute rate";
+    case Dimension::watts:
+      return "a power";
+    case Dimension::hertz:
+      return "a frequency";
     case Dimension::dimensionless:
       return "a number";
   }
@@ -125,6 +131,10 @@ std::string accepted_units(Dimension d) {
       return list_units(kFlopUnits, "k M G T P E");
     case Dimension::flops_per_s:
       return list_units(kFlopRateUnits, "k M G T P E");
+    case Dimension::watts:
+      return list_units(kPowerUnits, "k M");
+    case Dimension::hertz:
+      return list_units(kFrequencyUnits, "k M G");
     case Dimension::dimensionless:
       return "a plain number or %";
   }
@@ -155,6 +165,12 @@ ParsedQuantity parse_quantity_detailed(std::string_view text, Dimension d) {
       break;
     case Dimension::flops_per_s:
       factor = match_unit(unit, kFlopRateUnits);
+      break;
+    case Dimension::watts:
+      factor = match_unit(unit, kPowerUnits);
+      break;
+    case Dimension::hertz:
+      factor = match_unit(unit, kFrequencyUnits);
       break;
     case Dimension::dimensionless:
       factor = unit.empty() ? std::optional<double>(1.0) : match_unit(unit, kRatioUnits);

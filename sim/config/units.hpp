@@ -15,8 +15,13 @@ enum class Dimension {
   seconds,        // "50 us", "1.5 ms", "2 ns", "3 s", "1 min", "2 h"
   flops,          // "3.9 GFLOP"
   flops_per_s,    // "312 TFLOP/s", "624 TOP/s" (OP for integer ops)
+  watts,          // "300 W", "1.2 kW"
+  hertz,          // "1695 MHz", "1.4 GHz"
   dimensionless,  // "0.8", "80%"
 };
+inline constexpr Dimension kAllDimensions[] = {
+    Dimension::bytes,       Dimension::bytes_per_s, Dimension::seconds, Dimension::flops,
+    Dimension::flops_per_s, Dimension::watts,       Dimension::hertz,   Dimension::dimensionless};
 
 const char* dimension_name(Dimension d);
 // Units accepted for `d`, for error messages (e.g. "B, KiB, GB/s, ...").

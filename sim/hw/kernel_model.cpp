@@ -121,6 +121,18 @@ double memory_efficiency(const AcceleratorSpec& a, KernelClass c) {
 
 }  // namespace
 
+double sustained_clock_fraction(const AcceleratorSpec& a) {
+  const KernelEfficiency& e = a.kernels;
+  if (!a.board_power_w || !a.boost_clock_hz || e.sustained_clock_hz <= 0 || e.unit_power_w <= 0 ||
+      e.power_clock_exponent <= 0) {
+    return 1;
+  }
+  const double unit_power_w = *a.board_power_w / std::max(1, a.compute_units);
+  const double sustained_hz =
+      e.sustained_clock_hz * std::pow(unit_power_w / e.unit_power_w, 1 / e.power_clock_exponent);
+  return std::min(1.0, sustained_hz / *a.boost_clock_hz);
+}
+
 Dtype math_dtype(const AcceleratorSpec& a, const Kernel& k) {
   if (!k.dilated || k.cls != KernelClass::conv || k.dtype == Dtype::fp32 ||
       a.kernels.dilated_conv_tensor_cores) {
@@ -155,7 +167,7 @@ double kernel_body_s(const AcceleratorSpec& a, const Kernel& k) {
                                   dtype_name(math) + " path for " + kernel_class_name(k.cls) +
                                   " kernels");
     }
-    compute_s = flops / (*peak * eff);
+    compute_s = flops / (*peak * sustained_clock_fraction(a) * eff);
     const double gain =
         k.winograd_eligible ? a.kernels.winograd_gain[static_cast<std::size_t>(math)] : 0.0;
     if (gain > 1) winograd_s = compute_s / gain;

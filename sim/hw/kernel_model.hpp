@@ -2,8 +2,12 @@
 // The one kernel-time model: what a kernel (sim/hw/kernel.hpp) costs on an accelerator.
 //
 //   time = device gap + max(compute time, memory time)
-//   compute time = flops / (peak[dtype] x eff[class][dtype] x quantisation(m, n, batch) x k/(k +
-//   k_half)) memory time  = bytes / (DRAM bandwidth x eff_mem[class])
+//   compute time = flops / (peak[dtype] x clock x eff[class][dtype] x quantisation(m, n, batch)
+//                  x k/(k + k_half))
+//   memory time  = bytes / (DRAM bandwidth x eff_mem[class])
+//
+// - clock: the fraction of the rated boost clock the board sustains under its power limit
+//   (sustained_clock_fraction below).
 //
 // - eff[class][dtype] is the achieved fraction of the dtype's peak on large, wave-aligned
 //   problems, per library path (cuBLAS GEMM, cuDNN conv, depthwise, fused attention, RNN cells).
@@ -42,6 +46,20 @@ double kernel_time_s(const AcceleratorSpec& a, const Kernel& k);
 // The same without the device gap: the kernel's own duration, for work fused into a larger
 // kernel (e.g. the reductions inside one NCCL collective kernel).
 double kernel_body_s(const AcceleratorSpec& a, const Kernel& k);
+
+// The fraction of its rated boost clock `a` sustains under dense math: 1, unless its power limit
+// cannot feed that clock. The architecture's profile gives one point of its SMs' DVFS curve under
+// dense math (at unit_power_w per SM they sustain sustained_clock_hz) and how the clock they can
+// sustain grows with the power per SM: as its 1/power_clock_exponent-th power (CMOS dynamic power
+// ~ C V^2 f, the voltage rising along the curve). A board sustains that clock at its
+// board_power / compute_units, capped at its rated boost clock, the clock its datasheet peaks are
+// quoted at; its compute-bound kernels run slower by the ratio (its memory clock, and so
+// memory-bound kernels, are not affected). This is what separates boards of one chip at
+// different limits: an A10 (GA102, 150 W) from an RTX 3090 (GA102, 350 W), an RTX 6000 Ada
+// (300 W) from an RTX 4090 (450 W), a T4 (70 W) from a Quadro RTX 8000 (260 W) (Jia et al.,
+// 'Dissecting the NVidia Turing T4 GPU via Microbenchmarking', arXiv:1903.07486, on the T4's
+// clock throttling under its power limit).
+double sustained_clock_fraction(const AcceleratorSpec& a);
 
 // The dtype whose math a kernel runs in: its own, except a dilated convolution in a dtype the
 // device computes on matrix units (tensor cores) where the architecture's library has no

@@ -47,6 +47,14 @@ struct KernelEfficiency {
   // kernels do part of that zero work. 0 where the profile gives none (priced as any
   // convolution).
   std::array<double, kDtypeCount> conv_strided_data_gradient{};
+  // The clock the architecture's SMs sustain under a power cap (sim/hw/kernel_model.hpp,
+  // sustained_clock_fraction): a board that can give each compute unit unit_power_w sustains
+  // sustained_clock_hz under dense math, and the clock it can sustain grows as the power per unit
+  // to the 1/power_clock_exponent (dynamic power ~ C V^2 f, the voltage rising with the clock).
+  // 0: the profile gives none (every board holds its rated boost clock).
+  double sustained_clock_hz = 0;
+  double unit_power_w = 0;
+  double power_clock_exponent = 0;
   // Whether the architecture's convolution library has tensor-core algorithms for dilated
   // convolutions; where not, they compute in fp32 (sim/hw/kernel_model.hpp, math_dtype).
   bool dilated_conv_tensor_cores = true;
@@ -67,6 +75,10 @@ struct AcceleratorSpec {
   // tail): paid once per kernel even when the host keeps the queue full.
   double kernel_launch_overhead_s = 0;
   int compute_units = 1;  // SMs (NVIDIA), CUs (AMD), cores (TPU/IPU): GEMM tiles run in waves
+  // The board's power limit (datasheet TDP / maximum board power) and the rated boost clock its
+  // datasheet peaks are quoted at; nullopt where the profile gives none (the rated clock is held).
+  std::optional<double> board_power_w;
+  std::optional<double> boost_clock_hz;
   KernelEfficiency kernels;
   std::optional<double> peak(Dtype d) const { return peak_flops_per_s[static_cast<int>(d)]; }
 };

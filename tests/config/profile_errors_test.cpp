@@ -90,6 +90,45 @@ TEST_CASE("zero, negative, NaN and infinite values where a positive one is neede
               {"memory_bandwidth", "inf TB/s"});
   check_error(replace(kGoodAccelerator, "\"compute_units\": 40", "\"compute_units\": 0"),
               {"compute_units", "must be at least 1"});
+  check_error(replace(kGoodAccelerator, "\"compute_units\": 40",
+                      "\"compute_units\": 40, \"board_power\": \"-70 W\""),
+              {"board_power", "must be positive"});
+  check_error(replace(kGoodAccelerator, "\"compute_units\": 40",
+                      "\"compute_units\": 40, \"board_power\": \"70 TFLOP/s\""),
+              {"board_power", "70 TFLOP/s", "accepted units"});
+}
+
+TEST_CASE("a power limit on an architecture with a sustained-clock curve needs the rated clock") {
+  // nvidia-turing models the clock a power limit sustains, so the board's rated boost is needed.
+  check_error(replace(replace(kGoodAccelerator, "\"nvidia-volta\"", "\"nvidia-turing\""),
+                      "\"compute_units\": 40", "\"compute_units\": 40, \"board_power\": \"70 W\""),
+              {"board_power", "needs boost_clock", "nvidia-turing"});
+  check_error(replace(kGoodAccelerator, "\"compute_units\": 40",
+                      "\"compute_units\": 40, \"boost_clock\": \"1.5 GW\""),
+              {"boost_clock", "1.5 GW", "accepted units"});
+  // With it, the T4-like board sustains less than its rated clock.
+  const auto r = run_cli(
+      {"profiles", "show", "testgpu", "--profile-dir",
+       profile_dir(replace(replace(kGoodAccelerator, "\"nvidia-volta\"", "\"nvidia-turing\""),
+                           "\"compute_units\": 40",
+                           "\"compute_units\": 40, \"board_power\": \"70 W\", "
+                           "\"boost_clock\": \"1590 MHz\""))});
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("board power            70 W; sustains 79.5% of the rated boost clock") !=
+        std::string::npos);
+}
+
+TEST_CASE("a board power is shown with the clock it sustains") {
+  const auto r =
+      run_cli({"profiles", "show", "testgpu", "--profile-dir",
+               profile_dir(replace(kGoodAccelerator, "\"compute_units\": 40",
+                                   "\"compute_units\": 40, \"board_power\": \"250 W\""))});
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  // nvidia-volta gives no sustained_clock: the rated clock is held.
+  CHECK(r.out.find("board power            250 W; sustains 100% of the rated boost clock") !=
+        std::string::npos);
 }
 
 TEST_CASE("an accelerator needs a kernel efficiency for every dtype it has a peak for") {

@@ -28,6 +28,10 @@ TEST_CASE("sizes, durations and compute rates") {
   CHECK(*parse_quantity("312 TFLOP/s", Dimension::flops_per_s) == 312e12);
   CHECK(*parse_quantity("624 TOP/s", Dimension::flops_per_s) == 624e12);
   CHECK(*parse_quantity("85%", Dimension::dimensionless) == Approx(0.85));
+  CHECK(*parse_quantity("300 W", Dimension::watts) == 300.0);
+  CHECK(*parse_quantity("1.2 kW", Dimension::watts) == Approx(1200.0));
+  CHECK_FALSE(parse_quantity("300 W", Dimension::flops_per_s));  // a power is not a rate
+  CHECK_FALSE(parse_quantity("300", Dimension::watts));
 }
 
 TEST_CASE("wrong or unknown units are rejected") {

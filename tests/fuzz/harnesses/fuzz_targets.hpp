@@ -85,9 +85,7 @@ inline void json_document(std::string_view data) {
 
 // A quantity with units in every dimension: a value, when accepted, is finite.
 inline void quantity(std::string_view data) {
-  for (const sim::Dimension d :
-       {sim::Dimension::bytes, sim::Dimension::bytes_per_s, sim::Dimension::seconds,
-        sim::Dimension::flops, sim::Dimension::flops_per_s, sim::Dimension::dimensionless}) {
+  for (const sim::Dimension d : sim::kAllDimensions) {
     const auto v = sim::parse_quantity(data, d);
     if (v && !std::isfinite(*v))
       throw std::logic_error("parse_quantity returned a non-finite value");

@@ -1,0 +1,93 @@
+// The clock a power-capped board sustains (sim/hw/kernel_model.hpp, sustained_clock_fraction):
+// boards of one chip at different power limits run compute-bound kernels at different rates,
+// memory-bound ones alike.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "cli/profiles_source.hpp"
+#include "sim/hw/kernel_model.hpp"
+
+namespace {
+
+using trainsim::sim::Dtype;
+using trainsim::sim::KernelClass;
+
+trainsim::sim::Kernel gemm(double m, double n, double k) {
+  trainsim::sim::Kernel g;
+  g.cls = KernelClass::gemm;
+  g.dtype = Dtype::fp16;
+  g.flops = 2 * m * n * k;
+  g.gemm = {m, n, k, 1};
+  return g;
+}
+
+trainsim::sim::Kernel elementwise(double bytes) {
+  trainsim::sim::Kernel e;
+  e.cls = KernelClass::elementwise;
+  e.dtype = Dtype::fp16;
+  e.bytes = bytes;
+  return e;
+}
+
+}  // namespace
+
+TEST_CASE("a board sustains the clock its power per compute unit feeds, up to its rated boost") {
+  const auto lib = trainsim::cli::load_profile_library({});
+  auto a = lib.accelerator("v100-sxm2-16gb", "test");
+  a.compute_units = 100;
+  a.kernels.sustained_clock_hz = 1.6e9;  // 4 W per unit sustains 1.6 GHz
+  a.kernels.unit_power_w = 4;
+  a.kernels.power_clock_exponent = 2;
+  a.boost_clock_hz = 1.6e9;
+  a.board_power_w = 100;  // 1 W per unit: (1 / 4)^(1/2) of 1.6 GHz
+  CHECK(trainsim::sim::sustained_clock_fraction(a) == Approx(0.5));
+  a.boost_clock_hz = 1.0e9;  // rated lower: 0.8 GHz is 80% of it
+  CHECK(trainsim::sim::sustained_clock_fraction(a) == Approx(0.8));
+  a.board_power_w = 1000;  // headroom never raises the clock above the rated boost
+  CHECK(trainsim::sim::sustained_clock_fraction(a) == 1);
+  a.board_power_w.reset();  // no limit given: the rated clock
+  CHECK(trainsim::sim::sustained_clock_fraction(a) == 1);
+  a.board_power_w = 100;
+  a.kernels.sustained_clock_hz = 0;  // the architecture gives no curve: the rated clock
+  CHECK(trainsim::sim::sustained_clock_fraction(a) == 1);
+}
+
+TEST_CASE("a slower clock slows compute-bound kernels, not memory-bound ones") {
+  const auto lib = trainsim::cli::load_profile_library({});
+  auto full = lib.accelerator("v100-sxm2-16gb", "test");
+  full.board_power_w.reset();
+  auto capped = full;
+  capped.kernels.sustained_clock_hz = 1e9;
+  capped.kernels.unit_power_w = 4;
+  capped.kernels.power_clock_exponent = 1;
+  capped.boost_clock_hz = 1e9;
+  capped.board_power_w = 0.5 * 4 * capped.compute_units;  // half the power: half the clock
+  REQUIRE(trainsim::sim::sustained_clock_fraction(capped) == Approx(0.5));
+  const auto big = gemm(8192, 8192, 8192);
+  CHECK(trainsim::sim::kernel_body_s(capped, big) ==
+        Approx(2 * trainsim::sim::kernel_body_s(full, big)).epsilon(1e-12));
+  const auto stream = elementwise(1e9);
+  CHECK(trainsim::sim::kernel_body_s(capped, stream) == trainsim::sim::kernel_body_s(full, stream));
+}
+
+TEST_CASE("boards of one chip at lower power limits sustain lower clocks") {
+  const auto lib = trainsim::cli::load_profile_library({});
+  const auto clock = [&](const char* name) {
+    return trainsim::sim::sustained_clock_fraction(lib.accelerator(name, "test"));
+  };
+  // GA102: RTX 3090 (350 W, 82 SMs), RTX A6000 and A40 (300 W, 84), A10 (150 W, 72).
+  CHECK(clock("rtx-3090") == 1);
+  CHECK(clock("rtx-a6000") < 1);
+  // The A40 has the A6000's power per SM but a lower rated clock (1740 MHz against 1800): the
+  // same sustained clock is a larger share of it.
+  CHECK(clock("a40") > clock("rtx-a6000"));
+  CHECK(clock("a10") < clock("rtx-a6000"));
+  // AD102: RTX 4090 (450 W, 128 SMs), L40S (350 W, 142), RTX 6000 Ada (300 W, 142).
+  CHECK(clock("rtx-6000-ada") < clock("l40s"));
+  CHECK(clock("l40s") < clock("rtx-4090"));
+  // Turing: Quadro RTX 8000 (260 W, 72 SMs), T4 (70 W, 40).
+  CHECK(clock("t4") < clock("quadro-rtx-8000"));
+  // Architectures whose profiles give no draw hold the rated clock.
+  CHECK(clock("v100-sxm2-16gb") == 1);
+}
