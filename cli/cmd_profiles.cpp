@@ -36,8 +36,13 @@ void show_accelerator(std::ostream& os, const sim::AcceleratorSpec& a) {
        << " MHz (rated; the peaks are quoted at it)\n";
   if (a.board_power_w) {
     os << "  board power            " << sim::format_significant(*a.board_power_w, 4)
-       << " W; sustains " << sim::format_significant(100 * sim::sustained_clock_fraction(a), 3)
-       << "% of the rated boost clock under dense math\n";
+       << " W; share of the rated boost clock sustained under dense math:";
+    for (sim::Dtype d : sim::kAllDtypes) {
+      if (d != sim::Dtype::int8 && a.peak(d))
+        os << " " << sim::dtype_name(d) << " "
+           << sim::format_significant(100 * sim::sustained_clock_fraction(a, d), 3) << "%";
+    }
+    os << "\n";
   }
   os << "  kernels                " << a.kernels.name << " (efficiencies per kernel class)\n";
 }
@@ -74,7 +79,16 @@ void show_kernels(std::ostream& os, const sim::KernelEfficiency& k) {
     os << "  sustained clock under dense math: "
        << sim::format_significant(k.sustained_clock_hz / 1e6, 5) << " MHz at "
        << sim::format_significant(k.unit_power_w, 4) << " W per compute unit, growing as power^(1/"
-       << sim::format_significant(k.power_clock_exponent, 4) << ")\n";
+       << sim::format_significant(k.power_clock_exponent, 4) << ")";
+    bool first = true;
+    for (sim::Dtype d : sim::kAllDtypes) {
+      const double r = k.reference_flops_per_clock[static_cast<std::size_t>(d)];
+      if (r <= 0) continue;
+      os << (first ? ", at FLOPs per clock per unit " : ", ") << sim::dtype_name(d) << " "
+         << sim::format_significant(r, 5);
+      first = false;
+    }
+    os << "\n";
   }
   if (!k.dilated_conv_tensor_cores)
     os << "  dilated convolutions: no tensor-core algorithm (computed in fp32)\n";

@@ -181,6 +181,8 @@ KernelEfficiency read_kernels(JsonReader& r) {
     k.sustained_clock_hz = clock->quantity("clock", Dimension::hertz, Bound::positive);
     k.unit_power_w = clock->quantity("unit_power", Dimension::watts, Bound::positive);
     k.power_clock_exponent = clock->number("power_clock_exponent", Bound::positive);
+    if (auto rates = clock->optional_object("flops_per_clock"))
+      k.reference_flops_per_clock = read_per_dtype(*rates, Bound::positive);
     clock->done();
   }
   JsonReader compute = r.object("compute");

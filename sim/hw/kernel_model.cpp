@@ -121,13 +121,20 @@ double memory_efficiency(const AcceleratorSpec& a, KernelClass c) {
 
 }  // namespace
 
-double sustained_clock_fraction(const AcceleratorSpec& a) {
+double sustained_clock_fraction(const AcceleratorSpec& a, Dtype math) {
   const KernelEfficiency& e = a.kernels;
   if (!a.board_power_w || !a.boost_clock_hz || e.sustained_clock_hz <= 0 || e.unit_power_w <= 0 ||
       e.power_clock_exponent <= 0) {
     return 1;
   }
-  const double unit_power_w = *a.board_power_w / std::max(1, a.compute_units);
+  const double units = std::max(1, a.compute_units);
+  // Power per clock grows with the math issued per clock: a board running the reference's rate
+  // twice over has, for the clock, half the power per unit.
+  double rate_ratio = 1;
+  const double reference = e.reference_flops_per_clock[static_cast<std::size_t>(math)];
+  if (const auto peak = a.peak(math); peak && reference > 0)
+    rate_ratio = *peak / (units * *a.boost_clock_hz) / reference;
+  const double unit_power_w = *a.board_power_w / units / rate_ratio;
   const double sustained_hz =
       e.sustained_clock_hz * std::pow(unit_power_w / e.unit_power_w, 1 / e.power_clock_exponent);
   return std::min(1.0, sustained_hz / *a.boost_clock_hz);
@@ -167,7 +174,7 @@ double kernel_body_s(const AcceleratorSpec& a, const Kernel& k) {
                                   dtype_name(math) + " path for " + kernel_class_name(k.cls) +
                                   " kernels");
     }
-    compute_s = flops / (*peak * sustained_clock_fraction(a) * eff);
+    compute_s = flops / (*peak * sustained_clock_fraction(a, math) * eff);
     const double gain =
         k.winograd_eligible ? a.kernels.winograd_gain[static_cast<std::size_t>(math)] : 0.0;
     if (gain > 1) winograd_s = compute_s / gain;

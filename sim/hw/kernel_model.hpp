@@ -58,8 +58,12 @@ double kernel_body_s(const AcceleratorSpec& a, const Kernel& k);
 // different limits: an A10 (GA102, 150 W) from an RTX 3090 (GA102, 350 W), an RTX 6000 Ada
 // (300 W) from an RTX 4090 (450 W), a T4 (70 W) from a Quadro RTX 8000 (260 W) (Jia et al.,
 // 'Dissecting the NVidia Turing T4 GPU via Microbenchmarking', arXiv:1903.07486, on the T4's
-// clock throttling under its power limit).
-double sustained_clock_fraction(const AcceleratorSpec& a);
+// clock throttling under its power limit). The power per clock follows the math the board issues
+// per clock in `math` against the reference's (reference_flops_per_clock): the RTX A6000 runs TF32
+// at 512 FLOPs per clock per SM where the RTX 3090 runs 256, and sustains less clock doing so
+// (on a TU102 board at 250 W, doubling the FP16 tensor rate per clock raised cuBLAS's throughput
+// 1.36-1.64x, not 2x: nlzy/turing-unlock README).
+double sustained_clock_fraction(const AcceleratorSpec& a, Dtype math);
 
 // The dtype whose math a kernel runs in: its own, except a dilated convolution in a dtype the
 // device computes on matrix units (tensor cores) where the architecture's library has no

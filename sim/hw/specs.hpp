@@ -55,6 +55,12 @@ struct KernelEfficiency {
   double sustained_clock_hz = 0;
   double unit_power_w = 0;
   double power_clock_exponent = 0;
+  // Per dtype: the FLOPs per clock per compute unit of the math that unit_power_w was stated for
+  // (the reference board's). A board whose math runs r per clock draws r / this times the power
+  // per clock (its datapaths switch that much more): workstation and data-center GA102/AD102
+  // boards run tensor math with FP32 accumulation at twice the GeForce boards' rate per clock.
+  // 0 where the profile gives none (the board's rate is taken as the reference's).
+  std::array<double, kDtypeCount> reference_flops_per_clock{};
   // Whether the architecture's convolution library has tensor-core algorithms for dilated
   // convolutions; where not, they compute in fp32 (sim/hw/kernel_model.hpp, math_dtype).
   bool dilated_conv_tensor_cores = true;

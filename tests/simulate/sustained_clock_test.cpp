@@ -41,16 +41,40 @@ TEST_CASE("a board sustains the clock its power per compute unit feeds, up to it
   a.kernels.power_clock_exponent = 2;
   a.boost_clock_hz = 1.6e9;
   a.board_power_w = 100;  // 1 W per unit: (1 / 4)^(1/2) of 1.6 GHz
-  CHECK(trainsim::sim::sustained_clock_fraction(a) == Approx(0.5));
+  CHECK(trainsim::sim::sustained_clock_fraction(a, Dtype::fp32) == Approx(0.5));
   a.boost_clock_hz = 1.0e9;  // rated lower: 0.8 GHz is 80% of it
-  CHECK(trainsim::sim::sustained_clock_fraction(a) == Approx(0.8));
+  CHECK(trainsim::sim::sustained_clock_fraction(a, Dtype::fp32) == Approx(0.8));
   a.board_power_w = 1000;  // headroom never raises the clock above the rated boost
-  CHECK(trainsim::sim::sustained_clock_fraction(a) == 1);
+  CHECK(trainsim::sim::sustained_clock_fraction(a, Dtype::fp32) == 1);
   a.board_power_w.reset();  // no limit given: the rated clock
-  CHECK(trainsim::sim::sustained_clock_fraction(a) == 1);
+  CHECK(trainsim::sim::sustained_clock_fraction(a, Dtype::fp32) == 1);
   a.board_power_w = 100;
   a.kernels.sustained_clock_hz = 0;  // the architecture gives no curve: the rated clock
-  CHECK(trainsim::sim::sustained_clock_fraction(a) == 1);
+  CHECK(trainsim::sim::sustained_clock_fraction(a, Dtype::fp32) == 1);
+}
+
+TEST_CASE("the power per clock follows the math issued per clock") {
+  const auto lib = trainsim::cli::load_profile_library({});
+  auto a = lib.accelerator("v100-sxm2-16gb", "test");
+  a.compute_units = 100;
+  a.kernels.sustained_clock_hz = 1e9;
+  a.kernels.unit_power_w = 4;
+  a.kernels.power_clock_exponent = 1;
+  a.boost_clock_hz = 1e9;
+  a.board_power_w = 400;  // holds the reference clock at the reference rate
+  a.peak_flops_per_s[static_cast<int>(Dtype::fp16)] = 100 * 1e9 * 1024;  // 1024 per clock per unit
+  a.kernels.reference_flops_per_clock[static_cast<int>(Dtype::fp16)] = 512;
+  // Twice the reference's rate per clock: half the power per clock each unit can spend.
+  CHECK(trainsim::sim::sustained_clock_fraction(a, Dtype::fp16) == Approx(0.5));
+  a.kernels.reference_flops_per_clock[static_cast<int>(Dtype::fp16)] = 1024;
+  CHECK(trainsim::sim::sustained_clock_fraction(a, Dtype::fp16) == Approx(1));
+  // Built in: the RTX A6000 runs TF32 at twice the RTX 3090's rate per clock, fp32 at the same.
+  const auto a6000 = lib.accelerator("rtx-a6000", "test");
+  const auto rtx3090 = lib.accelerator("rtx-3090", "test");
+  CHECK(trainsim::sim::sustained_clock_fraction(a6000, Dtype::tf32) <
+        trainsim::sim::sustained_clock_fraction(a6000, Dtype::fp32));
+  CHECK(trainsim::sim::sustained_clock_fraction(rtx3090, Dtype::tf32) == 1);
+  CHECK(trainsim::sim::sustained_clock_fraction(rtx3090, Dtype::fp16) == 1);
 }
 
 TEST_CASE("a slower clock slows compute-bound kernels, not memory-bound ones") {
@@ -63,7 +87,7 @@ TEST_CASE("a slower clock slows compute-bound kernels, not memory-bound ones") {
   capped.kernels.power_clock_exponent = 1;
   capped.boost_clock_hz = 1e9;
   capped.board_power_w = 0.5 * 4 * capped.compute_units;  // half the power: half the clock
-  REQUIRE(trainsim::sim::sustained_clock_fraction(capped) == Approx(0.5));
+  REQUIRE(trainsim::sim::sustained_clock_fraction(capped, Dtype::fp16) == Approx(0.5));
   const auto big = gemm(8192, 8192, 8192);
   CHECK(trainsim::sim::kernel_body_s(capped, big) ==
         Approx(2 * trainsim::sim::kernel_body_s(full, big)).epsilon(1e-12));
@@ -74,7 +98,7 @@ TEST_CASE("a slower clock slows compute-bound kernels, not memory-bound ones") {
 TEST_CASE("boards of one chip at lower power limits sustain lower clocks") {
   const auto lib = trainsim::cli::load_profile_library({});
   const auto clock = [&](const char* name) {
-    return trainsim::sim::sustained_clock_fraction(lib.accelerator(name, "test"));
+    return trainsim::sim::sustained_clock_fraction(lib.accelerator(name, "test"), Dtype::fp32);
   };
   // GA102: RTX 3090 (350 W, 82 SMs), RTX A6000 and A40 (300 W, 84), A10 (150 W, 72).
   CHECK(clock("rtx-3090") == 1);
