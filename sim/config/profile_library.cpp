@@ -181,6 +181,12 @@ KernelEfficiency read_kernels(JsonReader& r) {
     k.sustained_clock_hz = clock->quantity("clock", Dimension::hertz, Bound::positive);
     k.unit_power_w = clock->quantity("unit_power", Dimension::watts, Bound::positive);
     k.power_clock_exponent = clock->number("power_clock_exponent", Bound::positive);
+    // Dynamic power grows between linearly (at the voltage floor) and as the cube (voltage
+    // tracking the clock) with the clock; far outside that the curve means nothing.
+    if (k.power_clock_exponent < 0.5 || k.power_clock_exponent > 5) {
+      clock->fail("power_clock_exponent", "must be between 0.5 and 5 (got " +
+                                              format_significant(k.power_clock_exponent, 6) + ")");
+    }
     if (auto rates = clock->optional_object("flops_per_clock"))
       k.reference_flops_per_clock = read_per_dtype(*rates, Bound::positive);
     clock->done();

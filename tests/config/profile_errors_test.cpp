@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include "support/run_cli.hpp"
 
@@ -119,6 +120,23 @@ TEST_CASE("a power limit on an architecture with a sustained-clock curve needs t
   CHECK(r.exit_code == 0);
   CHECK(r.out.find("board power            70 W; share of the rated boost clock sustained under "
                    "dense math: fp32 71.7% fp16 64.2%") != std::string::npos);
+}
+
+TEST_CASE("a sustained-clock curve's exponent must be physical") {
+  // The built-in Turing profile with its exponent replaced, under another name.
+  std::ifstream in(std::string(TRAINSIM_SOURCE_DIR) + "/hw_profiles/kernels/nvidia-turing.json");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  text = replace(replace(text, "\"power_clock_exponent\": 2", "\"power_clock_exponent\": 9"),
+                 "\"name\": \"nvidia-turing\"", "\"name\": \"testk\"");
+  const fs::path dir = profile_dir(replace(kGoodAccelerator, "\"nvidia-volta\"", "\"testk\""));
+  fs::create_directories(fs::path(dir) / "kernels");
+  std::ofstream(fs::path(dir) / "kernels" / "testk.json") << text;
+  const auto r = run_cli({"profiles", "show", "testgpu", "--profile-dir", dir});
+  INFO(r.err);
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("testk.json") != std::string::npos);
+  CHECK(r.err.find("power_clock_exponent") != std::string::npos);
+  CHECK(r.err.find("must be between 0.5 and 5") != std::string::npos);
 }
 
 TEST_CASE("a board power is shown with the clock it sustains") {
