@@ -45,6 +45,16 @@ std::set<std::string> kernel_paths(const models::Scenario& s, const sim::Profile
     }
     paths.insert(path);
   }
+  // The sustained-clock curve, where the board has a power limit for it to act on.
+  const sim::AcceleratorSpec& a = s.cluster.accelerator;
+  if (a.board_power_w && a.kernels.sustained_clock_hz > 0) {
+    for (const char* leaf : {"clock", "unit_power", "power_clock_exponent"})
+      paths.insert(std::string("sustained_clock.") + leaf);
+    for (const models::KernelUse& u : models::kernel_uses(s)) {
+      if (sim::is_compute_class(u.cls))
+        paths.insert(std::string("sustained_clock.flops_per_clock.") + sim::dtype_name(u.dtype));
+    }
+  }
   return paths;
 }
 

@@ -97,6 +97,7 @@ nlohmann::json step_report_json(const models::StepReport& r) {
       {"throughput_samples_per_s", r.throughput_samples_per_s},
       {"model_flops_per_step", r.model_flops_per_step},
       {"mfu", r.mfu},
+      {"sustained_clock", r.sustained_clock},
       {"breakdown_s",
        {{"compute", b.compute_s},
         {"recompute", b.recompute_s},
@@ -180,6 +181,11 @@ void print_step_report_text(std::ostream& os, const models::StepReport& r) {
     os << "  MFU                  " << format_number(100 * r.mfu, 3) << "%  ("
        << format_number(r.model_flops_per_step / r.step_time_s / r.devices / 1e12, 4)
        << " model TFLOP/s per device)\n";
+  }
+  if (r.sustained_clock < 1) {
+    os << "  sustained clock      " << format_number(100 * r.sustained_clock, 3)
+       << "% of the rated boost clock in " << r.precision
+       << " math (the board's power limit; compute-bound kernels slow by as much)\n";
   }
   if (r.tensor_parallel > 1 || r.pipeline_stages > 1 || r.zero > 0) {
     os << "  layout               data " << r.data_parallel << " x tensor " << r.tensor_parallel

@@ -26,6 +26,7 @@
 #include "sim/core/input_error.hpp"
 #include "sim/hw/device_stream.hpp"
 #include "sim/hw/kernel.hpp"
+#include "sim/hw/kernel_model.hpp"
 #include "sim/hw/stream.hpp"
 #include "sim/net/transfer_stream.hpp"
 
@@ -1211,6 +1212,7 @@ StepReport simulate_training(const Scenario& s, sim::TraceRecorder* trace) {
   r.mfu = peak && r.step_time_s > 0
               ? finite_or_zero(r.model_flops_per_step / (r.step_time_s * r.devices * *peak))
               : 0.0;
+  r.sustained_clock = sim::sustained_clock_fraction(s.cluster.accelerator, s.precision);
   r.simulated = "one data-parallel replica";
   if (s.tensor_parallel > 1) r.simulated += ", one tensor-parallel rank per stage";
   r.simulated += " (the others are identical)";

@@ -67,6 +67,10 @@ struct StepReport {
   // step time x devices x the accelerator's peak in the scenario's precision.
   double model_flops_per_step = 0;
   double mfu = 0;
+  // The share of its rated boost clock the accelerator sustains under dense math in the
+  // scenario's precision (sim/hw/kernel_model.hpp, sustained_clock_fraction): below 1 where its
+  // power limit cannot feed that clock.
+  double sustained_clock = 1;
   std::string simulated;  // what the symmetry reduction simulated (one replica, one tp rank)
   // An imported workload (model.workload): where its kernels were measured and how they were
   // moved to this device and batch; `workload_scaled` when the kernel model rescaled them.

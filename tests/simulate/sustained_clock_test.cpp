@@ -5,8 +5,11 @@
 
 #include <cmath>
 
+#include <nlohmann/json.hpp>
+
 #include "cli/profiles_source.hpp"
 #include "sim/hw/kernel_model.hpp"
+#include "support/run_cli.hpp"
 
 namespace {
 
@@ -114,4 +117,27 @@ TEST_CASE("boards of one chip at lower power limits sustain lower clocks") {
   CHECK(clock("t4") < clock("quadro-rtx-8000"));
   // Architectures whose profiles give no draw hold the rated clock.
   CHECK(clock("v100-sxm2-16gb") == 1);
+}
+
+TEST_CASE("simulate reports the clock a power-capped board sustains") {
+  using trainsim::test::run_cli;
+  const auto capped =
+      run_cli({"simulate", "--set", "cluster.node.accelerator=a10", "--format", "json"});
+  INFO(capped.err);
+  REQUIRE(capped.exit_code == 0);
+  const auto a10 = nlohmann::json::parse(capped.out);
+  const auto lib = trainsim::cli::load_profile_library({});
+  // The demo runs fp16: the A10's share in fp16 math.
+  CHECK(
+      a10.at("sustained_clock").get<double>() ==
+      Approx(trainsim::sim::sustained_clock_fraction(lib.accelerator("a10", "test"), Dtype::fp16)));
+  CHECK(a10.at("sustained_clock").get<double>() < 0.6);
+  const auto text = run_cli({"simulate", "--set", "cluster.node.accelerator=a10"});
+  CHECK(text.out.find("  sustained clock      49.4% of the rated boost clock in fp16 math") !=
+        std::string::npos);
+  // An A100 SXM4 holds its clock: no line, and 1 in JSON.
+  const auto full = run_cli({"simulate"});
+  CHECK(full.out.find("sustained clock") == std::string::npos);
+  const auto full_json = run_cli({"simulate", "--format", "json"});
+  CHECK(nlohmann::json::parse(full_json.out).at("sustained_clock").get<double>() == 1);
 }
