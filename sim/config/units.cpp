@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <span>
 #include <utility>
 
 namespace trainsim::sim {
@@ -59,8 +60,7 @@ constexpr std::array<BaseUnit, 1> kPowerUnits{{{"W", 1.0, true}}};
 constexpr std::array<BaseUnit, 1> kFrequencyUnits{{{"Hz", 1.0, true}}};
 constexpr std::array<BaseUnit, 1> kRatioUnits{{{"%", 0.01, false}}};
 
-template <std::size_t N>
-std::optional<double> match_unit(std::string_view unit, const std::array<BaseUnit, N>& units) {
+std::optional<double> match_unit(std::string_view unit, std::span<const BaseUnit> units) {
   for (const BaseUnit& u : units) {
     if (unit.size() < u.symbol.size() || unit.substr(unit.size() - u.symbol.size()) != u.symbol) {
       continue;
@@ -75,8 +75,7 @@ std::optional<double> match_unit(std::string_view unit, const std::array<BaseUni
   return std::nullopt;
 }
 
-template <std::size_t N>
-std::string list_units(const std::array<BaseUnit, N>& units, std::string_view example_prefixes) {
+std::string list_units(std::span<const BaseUnit> units, std::string_view example_prefixes) {
   std::string s;
   for (const BaseUnit& u : units) {
     if (!s.empty()) s += ", ";
@@ -84,6 +83,35 @@ std::string list_units(const std::array<BaseUnit, N>& units, std::string_view ex
   }
   if (!example_prefixes.empty()) s += " with prefixes " + std::string(example_prefixes);
   return s;
+}
+
+// The units of a dimension and the prefixes its error messages name as examples.
+struct UnitTable {
+  std::span<const BaseUnit> units;
+  std::string_view example_prefixes;
+};
+
+UnitTable unit_table(Dimension d) {
+  constexpr std::string_view kAll = "k M G T P E Ki Mi Gi Ti Pi";
+  switch (d) {
+    case Dimension::bytes:
+      return {kByteUnits, kAll};
+    case Dimension::bytes_per_s:
+      return {kRateUnits, kAll};
+    case Dimension::seconds:
+      return {kTimeUnits, ""};
+    case Dimension::flops:
+      return {kFlopUnits, "k M G T P E"};
+    case Dimension::flops_per_s:
+      return {kFlopRateUnits, "k M G T P E"};
+    case Dimension::watts:
+      return {kPowerUnits, "k M"};
+    case Dimension::hertz:
+      return {kFrequencyUnits, "k M G"};
+    case Dimension::dimensionless:  // and a bare number
+      return {kRatioUnits, ""};
+  }
+  return {};
 }
 
 std::string_view trim(std::string_view s) {
@@ -119,26 +147,9 @@ const char* dimension_name(Dimension d) {
 }
 
 std::string accepted_units(Dimension d) {
-  constexpr std::string_view kAll = "k M G T P E Ki Mi Gi Ti Pi";
-  switch (d) {
-    case Dimension::bytes:
-      return list_units(kByteUnits, kAll);
-    case Dimension::bytes_per_s:
-      return list_units(kRateUnits, kAll);
-    case Dimension::seconds:
-      return list_units(kTimeUnits, "");
-    case Dimension::flops:
-      return list_units(kFlopUnits, "k M G T P E");
-    case Dimension::flops_per_s:
-      return list_units(kFlopRateUnits, "k M G T P E");
-    case Dimension::watts:
-      return list_units(kPowerUnits, "k M");
-    case Dimension::hertz:
-      return list_units(kFrequencyUnits, "k M G");
-    case Dimension::dimensionless:
-      return "a plain number or %";
-  }
-  return "";
+  if (d == Dimension::dimensionless) return "a plain number or %";
+  const UnitTable t = unit_table(d);
+  return list_units(t.units, t.example_prefixes);
 }
 
 ParsedQuantity parse_quantity_detailed(std::string_view text, Dimension d) {
@@ -149,33 +160,9 @@ ParsedQuantity parse_quantity_detailed(std::string_view text, Dimension d) {
   const bool too_large = ec == std::errc::result_out_of_range;
   if ((ec != std::errc() && !too_large) || (!too_large && !std::isfinite(value))) return {};
   const std::string_view unit = trim(text.substr(static_cast<std::size_t>(end - text.data())));
-  std::optional<double> factor;
-  switch (d) {
-    case Dimension::bytes:
-      factor = match_unit(unit, kByteUnits);
-      break;
-    case Dimension::bytes_per_s:
-      factor = match_unit(unit, kRateUnits);
-      break;
-    case Dimension::seconds:
-      factor = match_unit(unit, kTimeUnits);
-      break;
-    case Dimension::flops:
-      factor = match_unit(unit, kFlopUnits);
-      break;
-    case Dimension::flops_per_s:
-      factor = match_unit(unit, kFlopRateUnits);
-      break;
-    case Dimension::watts:
-      factor = match_unit(unit, kPowerUnits);
-      break;
-    case Dimension::hertz:
-      factor = match_unit(unit, kFrequencyUnits);
-      break;
-    case Dimension::dimensionless:
-      factor = unit.empty() ? std::optional<double>(1.0) : match_unit(unit, kRatioUnits);
-      break;
-  }
+  const std::optional<double> factor = d == Dimension::dimensionless && unit.empty()
+                                           ? std::optional<double>(1.0)
+                                           : match_unit(unit, unit_table(d).units);
   if (!factor) return {};
   const double si = value * *factor;
   if (too_large || !std::isfinite(si)) return {std::nullopt, true};

@@ -10,27 +10,21 @@
 #include <vector>
 
 #include "cli/profiles_source.hpp"
-#include "models/zoo/net_builder.hpp"
 #include "models/zoo/zoo_model.hpp"
 #include "sim/hw/kernel_model.hpp"
+#include "support/conv_kernels.hpp"
 
 using trainsim::models::KernelSpec;
-using trainsim::models::NetBuilder;
-using trainsim::models::OpClass;
 using trainsim::sim::Dtype;
 
 namespace {
 
-// The backward kernels of a convolution `spec` over a {C, H, W} input; by default a 3x3 one,
+// The kernel `what` of a convolution `spec` over a {C, H, W} input; by default a 3x3 one,
 // 256 -> 256 channels on 28x28 (compute-bound).
-std::vector<KernelSpec> conv_backward(
-    const trainsim::models::Conv2d& spec = trainsim::models::conv_spec(256, 3, 1, 1),
-    std::vector<std::int64_t> input = {256, 28, 28}) {
-  NetBuilder nb;
-  const auto x = nb.input(std::move(input), true);
-  nb.begin("conv", OpClass::conv, x.elements());
-  nb.end(nb.conv2d(x, spec));
-  return nb.take_layers().at(0).bwd_kernels;
+KernelSpec conv(std::string_view what,
+                const trainsim::models::Conv2d& spec = trainsim::models::conv_spec(256, 3, 1, 1),
+                std::vector<std::int64_t> input = {256, 28, 28}) {
+  return trainsim::test::conv_kernel(std::move(input), spec, what);
 }
 
 // The kernel's own duration in fp32 at batch 64 on a built-in accelerator.
@@ -41,21 +35,13 @@ double body_s(const trainsim::sim::ProfileLibrary& lib, const char* accelerator,
       trainsim::models::instantiate(k, 64, trainsim::sim::Dtype::fp32));
 }
 
-const KernelSpec& find(const std::vector<KernelSpec>& ks, std::string_view what) {
-  for (const auto& k : ks)
-    if (what == k.what) return k;
-  FAIL("no kernel " << what);
-  return ks.front();
-}
-
 }  // namespace
 
 TEST_CASE("weight-gradient convolutions take the profile's share of conv efficiency") {
   const auto lib = trainsim::cli::load_profile_library({});
-  const auto ks = conv_backward();
-  const KernelSpec& wgrad = find(ks, "conv wgrad");
+  const KernelSpec wgrad = conv("conv wgrad");
   CHECK(wgrad.weight_gradient);
-  CHECK_FALSE(find(ks, "conv dgrad").weight_gradient);
+  CHECK_FALSE(conv("conv dgrad").weight_gradient);
   KernelSpec as_forward = wgrad;
   as_forward.weight_gradient = false;
   // Pascal gives a share in fp32 (calibrated on DeepBench's P100 and GTX 1080 Ti rows, about
@@ -73,11 +59,11 @@ TEST_CASE("weight-gradient convolutions take the profile's share of conv efficie
 TEST_CASE("strided convolutions' data gradients take the profile's share of conv efficiency") {
   const auto lib = trainsim::cli::load_profile_library({});
   // ResNet's 1x1/2 shortcut.
-  const auto ks = conv_backward(trainsim::models::conv_spec(512, 1, 2, 0), {256, 56, 56});
-  const KernelSpec& dgrad = find(ks, "conv dgrad");
+  const auto strided = trainsim::models::conv_spec(512, 1, 2, 0);
+  const KernelSpec dgrad = conv("conv dgrad", strided, {256, 56, 56});
   CHECK(dgrad.strided_data_gradient);
-  CHECK_FALSE(find(conv_backward(), "conv dgrad").strided_data_gradient);  // stride 1
-  CHECK_FALSE(find(ks, "conv wgrad").strided_data_gradient);
+  CHECK_FALSE(conv("conv dgrad").strided_data_gradient);  // stride 1
+  CHECK_FALSE(conv("conv wgrad", strided, {256, 56, 56}).strided_data_gradient);
   KernelSpec unstrided = dgrad;
   unstrided.strided_data_gradient = false;
   // Volta gives a share in fp32 (calibrated on DeepBench's V100 rows, about 0.53).
