@@ -588,6 +588,13 @@ Scenario load_scenario(nlohmann::json doc, const std::string& file,
     s.framework.graph_launch = false;
   }
   s.fused_attention = r.boolean_or("fused_attention", false);
+  // Whether the run's cuDNN has tensor-core algorithms for dilated convolutions is a property of
+  // the library build, not only of the architecture: the kernels profile gives the default of
+  // the architecture's libraries, and a scenario that names an older (or newer) stack says so.
+  if (r.has("dilated_conv_tensor_cores")) {
+    s.cluster.accelerator.kernels.dilated_conv_tensor_cores =
+        r.boolean("dilated_conv_tensor_cores");
+  }
   if (r.has("global_batch")) derive_grad_accum(r, doc, s);
   if (auto t = r.optional_object("target")) s.target = read_target(*t, s.input);
   r.done();

@@ -7,9 +7,11 @@
 #include <string_view>
 
 #include "cli/profiles_source.hpp"
+#include "models/training_step.hpp"
 #include "models/zoo/net_builder.hpp"
 #include "models/zoo/zoo_model.hpp"
 #include "sim/hw/kernel_model.hpp"
+#include "support/step_scenarios.hpp"
 
 using trainsim::models::Conv2d;
 using trainsim::models::KernelSpec;
@@ -81,4 +83,31 @@ TEST_CASE("dilated convolutions leave cuDNN 7's tensor cores for fp32 math") {
   // P100 has no tensor cores: its fp16 (packed half2, 2x fp32) is what it has either way.
   CHECK(body_s("p100-sxm2-16gb", dilated, Dtype::fp16) ==
         Approx(body_s("p100-sxm2-16gb", plain, Dtype::fp16)).epsilon(1e-9));
+}
+
+TEST_CASE("a scenario names its library's dilated tensor-core support over the architecture's") {
+  // WaveGlow's coupling networks are dilated convolutions (dilation 2^i in WN layer i).
+  const std::vector<std::string> base{"model=waveglow", "batch_per_replica=4", "precision=tf32",
+                                      "parallelism.data=1", "cluster.node.accelerators_per_node=1"};
+  const auto with = [&](std::vector<std::string> extra) {
+    auto sets = base;
+    sets.insert(sets.end(), extra.begin(), extra.end());
+    return trainsim::test::scenario(sets);
+  };
+  const auto ampere = with({});
+  const auto cudnn_8_0 = with({"dilated_conv_tensor_cores=false"});
+  CHECK(ampere.cluster.accelerator.kernels.dilated_conv_tensor_cores);  // the profile's default
+  CHECK_FALSE(cudnn_8_0.cluster.accelerator.kernels.dilated_conv_tensor_cores);
+  const double tc_s = trainsim::models::simulate_training(ampere).step_time_s;
+  const double fp32_math_s = trainsim::models::simulate_training(cudnn_8_0).step_time_s;
+  // Most of WaveGlow's math is in those convolutions: fp32 math (19.5 TFLOP/s on A100 against
+  // TF32's 156) makes the step well over half again as long.
+  CHECK(fp32_math_s > 1.5 * tc_s);
+  // And the other way: a V100 stack with them (cuDNN 7 has none) would run fp16 on tensor cores.
+  const auto volta = with({"cluster.node.accelerator=v100-sxm2-16gb", "precision=fp16"});
+  const auto volta_tc = with({"cluster.node.accelerator=v100-sxm2-16gb", "precision=fp16",
+                              "dilated_conv_tensor_cores=true"});
+  CHECK_FALSE(volta.cluster.accelerator.kernels.dilated_conv_tensor_cores);
+  CHECK(trainsim::models::simulate_training(volta_tc).step_time_s <
+        0.7 * trainsim::models::simulate_training(volta).step_time_s);
 }
