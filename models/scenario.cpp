@@ -591,10 +591,8 @@ Scenario load_scenario(nlohmann::json doc, const std::string& file,
   // Whether the run's cuDNN has tensor-core algorithms for dilated convolutions is a property of
   // the library build, not only of the architecture: the kernels profile gives the default of
   // the architecture's libraries, and a scenario that names an older (or newer) stack says so.
-  if (r.has("dilated_conv_tensor_cores")) {
-    s.cluster.accelerator.kernels.dilated_conv_tensor_cores =
-        r.boolean("dilated_conv_tensor_cores");
-  }
+  bool& dilated_tc = s.cluster.accelerator.kernels.dilated_conv_tensor_cores;
+  dilated_tc = r.boolean_or("dilated_conv_tensor_cores", dilated_tc);
   if (r.has("global_batch")) derive_grad_accum(r, doc, s);
   if (auto t = r.optional_object("target")) s.target = read_target(*t, s.input);
   r.done();
