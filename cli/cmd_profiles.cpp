@@ -61,14 +61,18 @@ void show_kernels(std::ostream& os, const sim::KernelEfficiency& k) {
     }
     os << "\n";
   }
-  // The per-dtype factors on convolutions, where the profile gives any.
-  const auto per_dtype = [&](const char* label, const std::array<double, sim::kDtypeCount>& v) {
-    if (std::none_of(v.begin(), v.end(), [](double x) { return x > 0; })) return;
-    os << "  " << label;
+  // " fp32 0.8 fp16 0.6": the dtypes a per-dtype table gives a value for.
+  const auto dtype_values = [](const std::array<double, sim::kDtypeCount>& v) {
+    std::ostringstream out;
     for (sim::Dtype d : sim::kAllDtypes)
       if (v[static_cast<std::size_t>(d)] > 0)
-        os << " " << sim::dtype_name(d) << " " << v[static_cast<std::size_t>(d)];
-    os << "\n";
+        out << " " << sim::dtype_name(d) << " " << v[static_cast<std::size_t>(d)];
+    return out.str();
+  };
+  // The per-dtype factors on convolutions, where the profile gives any.
+  const auto per_dtype = [&](const char* label, const std::array<double, sim::kDtypeCount>& v) {
+    const std::string values = dtype_values(v);
+    if (!values.empty()) os << "  " << label << values << "\n";
   };
   per_dtype("Winograd gain (3x3 stride-1 convolutions):", k.winograd_gain);
   per_dtype("weight-gradient convolutions at this fraction of conv's efficiency:",
@@ -80,14 +84,8 @@ void show_kernels(std::ostream& os, const sim::KernelEfficiency& k) {
        << sim::format_significant(k.sustained_clock_hz / 1e6, 5) << " MHz at "
        << sim::format_significant(k.unit_power_w, 4) << " W per compute unit, growing as power^(1/"
        << sim::format_significant(k.power_clock_exponent, 4) << ")";
-    bool first = true;
-    for (sim::Dtype d : sim::kAllDtypes) {
-      const double r = k.reference_flops_per_clock[static_cast<std::size_t>(d)];
-      if (r <= 0) continue;
-      os << (first ? ", at FLOPs per clock per unit " : ", ") << sim::dtype_name(d) << " "
-         << sim::format_significant(r, 5);
-      first = false;
-    }
+    const std::string rates = dtype_values(k.reference_flops_per_clock);
+    if (!rates.empty()) os << "; FLOPs per clock per unit:" << rates;
     os << "\n";
   }
   if (!k.dilated_conv_tensor_cores)
