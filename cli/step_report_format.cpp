@@ -98,6 +98,7 @@ nlohmann::json step_report_json(const models::StepReport& r) {
       {"model_flops_per_step", r.model_flops_per_step},
       {"mfu", r.mfu},
       {"sustained_clock", r.sustained_clock},
+      {"dilated_conv_fp32_math", r.dilated_conv_fp32_math},
       {"breakdown_s",
        {{"compute", b.compute_s},
         {"recompute", b.recompute_s},
@@ -186,6 +187,10 @@ void print_step_report_text(std::ostream& os, const models::StepReport& r) {
     os << "  sustained clock      " << format_number(100 * r.sustained_clock, 3)
        << "% of the rated boost clock in " << r.precision
        << " math (the board's power limit; compute-bound kernels slow by as much)\n";
+  }
+  if (r.dilated_conv_fp32_math) {
+    os << "  dilated convolutions fp32 math: the library has no tensor-core algorithm for them "
+          "(dilated_conv_tensor_cores false)\n";
   }
   if (r.tensor_parallel > 1 || r.pipeline_stages > 1 || r.zero > 0) {
     os << "  layout               data " << r.data_parallel << " x tensor " << r.tensor_parallel

@@ -71,6 +71,10 @@ struct StepReport {
   // scenario's precision (sim/hw/kernel_model.hpp, sustained_clock_fraction): below 1 where its
   // power limit cannot feed that clock.
   double sustained_clock = 1;
+  // The model has dilated convolutions that compute in fp32 math in the scenario's precision:
+  // its library has no tensor-core algorithm for dilation (the kernels profile's or the
+  // scenario's dilated_conv_tensor_cores; sim/hw/kernel_model.hpp, math_dtype).
+  bool dilated_conv_fp32_math = false;
   std::string simulated;  // what the symmetry reduction simulated (one replica, one tp rank)
   // An imported workload (model.workload): where its kernels were measured and how they were
   // moved to this device and batch; `workload_scaled` when the kernel model rescaled them.

@@ -98,8 +98,13 @@ TEST_CASE("a scenario names its library's dilated tensor-core support over the a
   const auto cudnn_8_0 = with({"dilated_conv_tensor_cores=false"});
   CHECK(ampere.cluster.accelerator.kernels.dilated_conv_tensor_cores);  // the profile's default
   CHECK_FALSE(cudnn_8_0.cluster.accelerator.kernels.dilated_conv_tensor_cores);
-  const double tc_s = trainsim::models::simulate_training(ampere).step_time_s;
-  const double fp32_math_s = trainsim::models::simulate_training(cudnn_8_0).step_time_s;
+  const auto tc = trainsim::models::simulate_training(ampere);
+  const auto fp32_math = trainsim::models::simulate_training(cudnn_8_0);
+  // The report says so (text line and JSON key dilated_conv_fp32_math).
+  CHECK_FALSE(tc.dilated_conv_fp32_math);
+  CHECK(fp32_math.dilated_conv_fp32_math);
+  const double tc_s = tc.step_time_s;
+  const double fp32_math_s = fp32_math.step_time_s;
   // Most of WaveGlow's math is in those convolutions: fp32 math (19.5 TFLOP/s on A100 against
   // TF32's 156) makes the step well over half again as long.
   CHECK(fp32_math_s > 1.5 * tc_s);
@@ -108,6 +113,10 @@ TEST_CASE("a scenario names its library's dilated tensor-core support over the a
   const auto volta_tc = with({"cluster.node.accelerator=v100-sxm2-16gb", "precision=fp16",
                               "dilated_conv_tensor_cores=true"});
   CHECK_FALSE(volta.cluster.accelerator.kernels.dilated_conv_tensor_cores);
+  // In fp32 there is nothing to leave: the flag does not apply.
+  CHECK_FALSE(trainsim::models::simulate_training(
+                  with({"cluster.node.accelerator=v100-sxm2-16gb", "precision=fp32"}))
+                  .dilated_conv_fp32_math);
   CHECK(trainsim::models::simulate_training(volta_tc).step_time_s <
         0.7 * trainsim::models::simulate_training(volta).step_time_s);
 }
