@@ -641,8 +641,8 @@ std::vector<ValidationPoint> dle_throughput(const sim::ProfileLibrary& lib) {
     // pytorch:20.06-py3 for the A100 rows (PyTorch/SpeechSynthesis/Tacotron2/Dockerfile at
     // 729963d, "Updating for Ampere", July 2020), whose cuDNN 8.0 is the first Ampere one, and
     // older ones (cuDNN 7) for V100. Neither runs WaveGlow's dilated convolutions on tensor
-    // cores: the calibration half's A100 TF32 row (that README's line 704) reaches about 13 TFLOP/s of
-    // model math, below the A100's 19.5 TFLOP/s fp32 peak, and AMP gains 1.4x over the V100's
+    // cores: the calibration half's A100 TF32 row (that README's line 704) reaches about 13 TFLOP/s
+    // of model math, below the A100's 19.5 TFLOP/s fp32 peak, and AMP gains 1.4x over the V100's
     // AMP row where the tensor-core ratio is 2.5x. Lambda's later containers have them
     // (lambda_dp_scaling_fp32: about 45 TFLOP/s on A100), the default of Ampere's profile.
     if (r.at("model") == "Tacotron2/WaveGlow") doc["dilated_conv_tensor_cores"] = false;
