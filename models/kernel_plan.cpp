@@ -333,7 +333,21 @@ std::vector<KernelUse> kernel_uses(const Scenario& s) {
     const auto cls = static_cast<sim::KernelClass>(c);
     if (used[static_cast<std::size_t>(c)]) out.push_back({cls, compute_dtype(s, cls)});
   }
+  // Dilated convolutions without a tensor-core algorithm use conv's fp32 efficiency.
+  if (dilated_conv_fp32_math(s)) out.push_back({sim::KernelClass::conv, sim::Dtype::fp32});
   return out;
+}
+
+bool dilated_conv_fp32_math(const Scenario& s) {
+  for (const Layer& l : s.model.layers) {
+    for (const KernelSpec& k : l.fwd_kernels) {
+      if (!k.dilated || k.cls != sim::KernelClass::conv || !wanted(k, s)) continue;
+      sim::Kernel kernel = instantiate(k, 1, storage_dtype(s));
+      kernel.dtype = compute_dtype(s, k.cls);
+      if (sim::math_dtype(s.cluster.accelerator, kernel) != kernel.dtype) return true;
+    }
+  }
+  return false;
 }
 
 std::string measured_scaling(const Scenario& s, bool& scaled) {

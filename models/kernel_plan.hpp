@@ -66,6 +66,11 @@ struct KernelUse {
 // depends on.
 std::vector<KernelUse> kernel_uses(const Scenario& s);
 
+// Whether the model's dilated convolutions compute in fp32 math in the scenario's precision: the
+// run's library has no tensor-core algorithm for dilation (the kernels profile's or the
+// scenario's dilated_conv_tensor_cores; sim/hw/kernel_model.hpp, math_dtype).
+bool dilated_conv_fp32_math(const Scenario& s);
+
 // The dtype activations and the weights' working copies are stored in: the precision, bf16 under
 // fp8 (fp8 runs only the GEMMs in 8 bits).
 sim::Dtype storage_dtype(const Scenario& s);

@@ -1213,14 +1213,7 @@ StepReport simulate_training(const Scenario& s, sim::TraceRecorder* trace) {
               ? finite_or_zero(r.model_flops_per_step / (r.step_time_s * r.devices * *peak))
               : 0.0;
   r.sustained_clock = sim::sustained_clock_fraction(s.cluster.accelerator, s.precision);
-  for (const Layer& layer : s.model.layers) {
-    for (const KernelSpec& k : layer.fwd_kernels) {
-      if (!k.dilated) continue;
-      const sim::Kernel kernel = instantiate(k, 1, s.precision);
-      if (sim::math_dtype(s.cluster.accelerator, kernel) != kernel.dtype)
-        r.dilated_conv_fp32_math = true;
-    }
-  }
+  r.dilated_conv_fp32_math = dilated_conv_fp32_math(s);
   r.simulated = "one data-parallel replica";
   if (s.tensor_parallel > 1) r.simulated += ", one tensor-parallel rank per stage";
   r.simulated += " (the others are identical)";

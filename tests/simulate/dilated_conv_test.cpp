@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "cli/profiles_source.hpp"
+#include "models/kernel_plan.hpp"
 #include "models/training_step.hpp"
 #include "models/zoo/net_builder.hpp"
 #include "models/zoo/zoo_model.hpp"
@@ -103,6 +104,14 @@ TEST_CASE("a scenario names its library's dilated tensor-core support over the a
   // The report says so (text line and JSON key dilated_conv_fp32_math).
   CHECK_FALSE(tc.dilated_conv_fp32_math);
   CHECK(fp32_math.dilated_conv_fp32_math);
+  // And the result depends on conv's fp32 efficiency (the parameters behind it).
+  const auto uses_conv_fp32 = [](const trainsim::models::Scenario& s) {
+    for (const auto& u : trainsim::models::kernel_uses(s))
+      if (u.cls == trainsim::sim::KernelClass::conv && u.dtype == Dtype::fp32) return true;
+    return false;
+  };
+  CHECK_FALSE(uses_conv_fp32(ampere));
+  CHECK(uses_conv_fp32(cudnn_8_0));
   const double tc_s = tc.step_time_s;
   const double fp32_math_s = fp32_math.step_time_s;
   // Most of WaveGlow's math is in those convolutions: fp32 math (19.5 TFLOP/s on A100 against
