@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 #include <tuple>
+#include <vector>
 
 #include "models/kernel_plan.hpp"
 #include "sim/hw/dtype.hpp"
@@ -32,7 +33,8 @@ constexpr Reference kReferences[] = {{"cluster", "cluster"},
 std::set<std::string> kernel_paths(const models::Scenario& s, const sim::ProfileProvenance& k) {
   std::set<std::string> paths = {"gemm_tile.m", "gemm_tile.n", "gemm_tile.half_tile_throughput",
                                  "k_half", "memory.copy"};
-  for (const models::KernelUse& u : models::kernel_uses(s)) {
+  const std::vector<models::KernelUse> uses = models::kernel_uses(s);
+  for (const models::KernelUse& u : uses) {
     const std::string cls = sim::kernel_class_name(u.cls);
     if (!sim::is_compute_class(u.cls)) {
       paths.insert("memory." + cls);
@@ -50,7 +52,7 @@ std::set<std::string> kernel_paths(const models::Scenario& s, const sim::Profile
   if (a.board_power_w && a.kernels.sustained_clock_hz > 0) {
     for (const char* leaf : {"clock", "unit_power", "power_clock_exponent"})
       paths.insert(std::string("sustained_clock.") + leaf);
-    for (const models::KernelUse& u : models::kernel_uses(s)) {
+    for (const models::KernelUse& u : uses) {
       if (sim::is_compute_class(u.cls))
         paths.insert(std::string("sustained_clock.flops_per_clock.") + sim::dtype_name(u.dtype));
     }

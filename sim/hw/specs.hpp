@@ -62,7 +62,8 @@ struct KernelEfficiency {
   // 0 where the profile gives none (the board's rate is taken as the reference's).
   std::array<double, kDtypeCount> reference_flops_per_clock{};
   // Whether the architecture's convolution library has tensor-core algorithms for dilated
-  // convolutions; where not, they compute in fp32 (sim/hw/kernel_model.hpp, math_dtype).
+  // convolutions; where not, they compute in fp32 (sim/hw/kernel_model.hpp, math_dtype). A
+  // scenario's dilated_conv_tensor_cores overrides it for the library build it ran on.
   bool dilated_conv_tensor_cores = true;
 
   // The efficiency for (class, dtype): the given value, else bf16 <-> fp16 share one (same tensor

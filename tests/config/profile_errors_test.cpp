@@ -50,15 +50,20 @@ void check_error(const std::string& text, const std::vector<std::string>& expect
   CHECK(r.err.find('\n') == r.err.size() - 1);
 }
 
+// `profiles show testgpu` of an accelerator profile that loads: its output.
+std::string shown(const std::string& text) {
+  const auto r = run_cli({"profiles", "show", "testgpu", "--profile-dir", profile_dir(text)});
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  return r.out;
+}
+
 }  // namespace
 
 TEST_CASE("a valid profile loads and is shown") {
-  const auto r =
-      run_cli({"profiles", "show", "testgpu", "--profile-dir", profile_dir(kGoodAccelerator)});
-  INFO(r.err);
-  CHECK(r.exit_code == 0);
-  CHECK(r.out.find("100 TFLOP/s") != std::string::npos);
-  CHECK(r.out.find("16 GiB") != std::string::npos);
+  const std::string out = shown(kGoodAccelerator);
+  CHECK(out.find("100 TFLOP/s") != std::string::npos);
+  CHECK(out.find("16 GiB") != std::string::npos);
 }
 
 TEST_CASE("unknown key: named, with the nearest known key suggested") {
@@ -110,16 +115,12 @@ TEST_CASE("a power limit on an architecture with a sustained-clock curve needs t
   // With it, the T4-like board sustains less than its rated clock, the less the more math it
   // issues per clock (10 and 100 TFLOP/s on 40 SMs at 1590 MHz: 1.23 and 1.54 times the
   // Quadro RTX 8000's rates per clock).
-  const auto r = run_cli(
-      {"profiles", "show", "testgpu", "--profile-dir",
-       profile_dir(replace(replace(kGoodAccelerator, "\"nvidia-volta\"", "\"nvidia-turing\""),
-                           "\"compute_units\": 40",
-                           "\"compute_units\": 40, \"board_power\": \"70 W\", "
-                           "\"boost_clock\": \"1590 MHz\""))});
-  INFO(r.err);
-  CHECK(r.exit_code == 0);
-  CHECK(r.out.find("board power            70 W; share of the rated boost clock sustained under "
-                   "dense math: fp32 71.7% fp16 64.2%") != std::string::npos);
+  const std::string out = shown(replace(
+      replace(kGoodAccelerator, "\"nvidia-volta\"", "\"nvidia-turing\""), "\"compute_units\": 40",
+      "\"compute_units\": 40, \"board_power\": \"70 W\", "
+      "\"boost_clock\": \"1590 MHz\""));
+  CHECK(out.find("board power            70 W; share of the rated boost clock sustained under "
+                 "dense math: fp32 71.7% fp16 64.2%") != std::string::npos);
 }
 
 TEST_CASE("a sustained-clock curve's exponent must be physical") {
@@ -140,15 +141,11 @@ TEST_CASE("a sustained-clock curve's exponent must be physical") {
 }
 
 TEST_CASE("a board power is shown with the clock it sustains") {
-  const auto r =
-      run_cli({"profiles", "show", "testgpu", "--profile-dir",
-               profile_dir(replace(kGoodAccelerator, "\"compute_units\": 40",
-                                   "\"compute_units\": 40, \"board_power\": \"250 W\""))});
-  INFO(r.err);
-  CHECK(r.exit_code == 0);
+  const std::string out = shown(replace(kGoodAccelerator, "\"compute_units\": 40",
+                                        "\"compute_units\": 40, \"board_power\": \"250 W\""));
   // nvidia-volta gives no sustained_clock: the rated clock is held.
-  CHECK(r.out.find("board power            250 W; share of the rated boost clock sustained "
-                   "under dense math: fp32 100% fp16 100%") != std::string::npos);
+  CHECK(out.find("board power            250 W; share of the rated boost clock sustained "
+                 "under dense math: fp32 100% fp16 100%") != std::string::npos);
 }
 
 TEST_CASE("an accelerator needs a kernel efficiency for every dtype it has a peak for") {
