@@ -405,8 +405,11 @@ std::optional<Workload> workload(const std::string& name) {
   if (name == "ncf") return Workload{"ncf", "adam", 1};
   if (name == "tacotron2") return Workload{"tacotron2", "adam", 566};  // mel frames per utterance
   if (name == "waveglow") return Workload{"waveglow", "adam", 8000};   // audio samples per segment
-  if (name == "transformerxlbase") return Workload{"transformerxl_base", "adam", 192};
-  if (name == "transformerxllarge") return Workload{"transformerxl_large", "adam", 384};
+  // Both Transformer-XL recipes train with LAMB: PyTorch's jitlamb (pytorch/wt103_{base,large}.yaml
+  // 'optim: jitlamb'), TensorFlow's tf/lamb.py under its XLA jit scope (main.py --jit_optimizer,
+  // default True).
+  if (name == "transformerxlbase") return Workload{"transformerxl_base", "lamb", 192};
+  if (name == "transformerxllarge") return Workload{"transformerxl_large", "lamb", 384};
   return std::nullopt;
 }
 
@@ -415,10 +418,10 @@ std::optional<Workload> workload(const std::string& name) {
 // pytorch/results/*/PyTorch_transformerxl{base,large}_FP32/*.txt, the printed Namespace) show
 // adaptive=False, so one embedding table and a full 267,735-word softmax (#params = 191,948,759
 // for base, 519,963,095 for large), and for large tgt_len = mem_len = 256 with div_val 1. tok/s
-// counts batch x tgt_len. Base runs optim=jitlamb, which the simulator prices as Adam.
+// counts batch x tgt_len. Base runs optim=jitlamb, large optim=adam.
 std::optional<Workload> lambda_workload(const std::string& name) {
   if (name == "transformerxlbase") {
-    return Workload{{{"name", "transformerxl_base"}, {"adaptive_clusters", 1}}, "adam", 192};
+    return Workload{{{"name", "transformerxl_base"}, {"adaptive_clusters", 1}}, "lamb", 192};
   }
   if (name == "transformerxllarge") {
     constexpr int kSegment = 256;  // tgt_len = mem_len; also the tokens one sample counts
@@ -511,12 +514,16 @@ std::optional<Workload> dle_workload(const TableRow& r) {
   const std::string heading = r.at("table_heading");
   if (m == "ResNet-50 v1.5") return workload("resnet50");
   if (m == "BERT-large") {
-    // Pre-training at its sequence length; SQuAD fine-tuning at 384.
+    // Pre-training at its sequence length with LAMB (PyTorch run_pretraining.py: FusedLAMBAMP;
+    // TensorFlow scripts/run_pretraining_lamb.sh, run_pretraining.py optimizer_type "lamb");
+    // SQuAD fine-tuning at 384 with
+    // Adam.
     const bool squad = heading.find("Fine-tuning") != std::string::npos;
     const auto seq = r.number("seq_len");
     if (!squad && !seq) return std::nullopt;
-    return Workload{
-        {{"name", "bert_large"}, {"seq_len", squad ? 384 : static_cast<int>(*seq)}}, "adam", 1};
+    return Workload{{{"name", "bert_large"}, {"seq_len", squad ? 384 : static_cast<int>(*seq)}},
+                    squad ? "adam" : "lamb",
+                    1};
   }
   if (m == "Transformer-XL") {
     return workload(heading.find("Large") != std::string::npos ? "transformerxllarge"

@@ -89,7 +89,9 @@ bool wanted(const KernelSpec& k, const Scenario& s) {
   return true;
 }
 
-// Optimizer arithmetic per parameter: SGD 2 FLOPs, momentum 4, Adam about 10.
+// Optimizer arithmetic per parameter: SGD 2 FLOPs, momentum 4, Adam about 10; LAMB (You et al.
+// 2019, "Large Batch Optimization for Deep Learning", Algorithm 2) Adam's plus the squared norms
+// of the weights and of the update (4) and the trust-ratio scaling (2).
 double optimizer_flops_per_param(Optimizer o) {
   switch (o) {
     case Optimizer::sgd:
@@ -98,6 +100,8 @@ double optimizer_flops_per_param(Optimizer o) {
       return 4;
     case Optimizer::adam:
       return 10;
+    case Optimizer::lamb:
+      return 16;
   }
   return 4;
 }
@@ -105,7 +109,8 @@ double optimizer_flops_per_param(Optimizer o) {
 // Foreach kernels per group of tensors for one optimizer step (PyTorch's _multi_tensor_sgd /
 // _multi_tensor_adam issue one torch._foreach_* call per arithmetic step): estimate from
 // pytorch/pytorch torch/optim/sgd.py and adam.py (momentum: mul_+add_; Adam: lerp_, mul_,
-// addcmul_, sqrt, div_, add_, addcdiv_ and the step counter, about 8).
+// addcmul_, sqrt, div_, add_, addcdiv_ and the step counter, about 8). LAMB, which torch.optim
+// lacks, as Adam's plus the two norms, the trust ratio and its scaled add (estimate: 12).
 int foreach_ops(Optimizer o) {
   switch (o) {
     case Optimizer::sgd:
@@ -114,9 +119,21 @@ int foreach_ops(Optimizer o) {
       return 2;
     case Optimizer::adam:
       return 8;
+    case Optimizer::lamb:
+      return 12;
   }
   return 2;
 }
+
+// LAMB as a library's fused kernels (NVIDIA/apex apex/optimizers/fused_lamb.py): the
+// gradients' global norm (multi_tensor_l2norm) reads the gradients; stage 1 reads the gradient,
+// the weights and both moments and writes the moments and the update; the per-tensor norms read
+// the weights and the update; stage 2 reads both again and writes the weights. Against Adam's
+// single pass that is the gradient read once more, the update written once and read twice and
+// the weights read twice more (20 bytes per parameter plus the gradient's), in 4 launches where
+// Adam has one.
+constexpr double kLambExtraBytesPerParam = 20;
+constexpr int kLambLaunches = 4;
 
 }  // namespace
 
@@ -145,6 +162,7 @@ double optimizer_state_bytes_per_param(const Scenario& s) {
     case Optimizer::momentum:
       return 4;  // one fp32 buffer (also RMSprop's square average)
     case Optimizer::adam:
+    case Optimizer::lamb:
       return 8;  // two fp32 moments
   }
   return 0;
@@ -263,19 +281,22 @@ void optimizer_launches(const Scenario& s, double params, int tensors, std::vect
   const double groups =
       std::ceil(static_cast<double>(tensors) / std::max(1, f.tensors_per_optimizer_kernel));
   const bool master = low_precision(s) && f.mixed_precision == sim::MixedPrecision::master_weights;
+  const bool lamb = s.optimizer == Optimizer::lamb;
   // Read and write the fp32 weights and the state, read the gradient (+ write the 16-bit copy).
-  const double bytes = params * (8 + 2 * optimizer_state_bytes_per_param(s) +
-                                 gradient_bytes_per_param(s) + (master ? 2 : 0));
+  const double bytes =
+      params *
+      (8 + 2 * optimizer_state_bytes_per_param(s) + gradient_bytes_per_param(s) + (master ? 2 : 0) +
+       (lamb ? kLambExtraBytesPerParam + gradient_bytes_per_param(s) : 0));
   double launches = groups;
   switch (f.optimizer_kernels) {
     case sim::OptimizerKernels::per_tensor:
-      launches = tensors;
+      launches = tensors * (lamb ? kLambLaunches : 1);
       break;
     case sim::OptimizerKernels::multi_tensor:
       launches = groups * foreach_ops(s.optimizer);
       break;
     case sim::OptimizerKernels::fused:
-      launches = groups;
+      launches = groups * (lamb ? kLambLaunches : 1);
       break;
   }
   // Loss scaling: the fp16/bf16 step first unscales the gradients and checks them for inf/NaN

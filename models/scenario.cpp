@@ -497,9 +497,10 @@ Scenario load_scenario(nlohmann::json doc, const std::string& file,
     r.fail("precision", std::string("accelerator ") + s.cluster.accelerator.name + " has no " +
                             sim::dtype_name(s.precision) + " compute path in its profile");
   }
-  const std::string opt = r.choice_or("optimizer", {"sgd", "momentum", "adam"}, "momentum");
+  const std::string opt = r.choice_or("optimizer", {"sgd", "momentum", "adam", "lamb"}, "momentum");
   s.optimizer = opt == "sgd"    ? Optimizer::sgd
                 : opt == "adam" ? Optimizer::adam
+                : opt == "lamb" ? Optimizer::lamb
                                 : Optimizer::momentum;
   s.inference = r.choice_or("mode", {"train", "inference"}, "train") == "inference";
   if (r.has("recompute") && doc["recompute"].is_boolean()) {

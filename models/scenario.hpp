@@ -20,7 +20,7 @@
 
 namespace trainsim::models {
 
-enum class Optimizer { sgd, momentum, adam };
+enum class Optimizer { sgd, momentum, adam, lamb };
 enum class EchoMode { example, batch };
 enum class PipelineSchedule { gpipe, one_f_one_b };
 // What backward recomputes instead of storing (Korthikanti et al. 2022, "Reducing Activation

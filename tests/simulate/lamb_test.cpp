@@ -1,0 +1,63 @@
+// LAMB against Adam in the optimizer step: the same state, more launches and more memory traffic
+// (apex FusedLAMB's four launches where FusedAdam has one; the update written once and read
+// twice, the weights and the gradient read once more).
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "models/kernel_plan.hpp"
+#include "support/step_scenarios.hpp"
+
+using trainsim::models::Launch;
+using trainsim::models::optimizer_launches;
+using trainsim::models::Scenario;
+using trainsim::test::scenario;
+
+namespace {
+
+const Launch& step_launch(const std::vector<Launch>& launches) {
+  for (const Launch& l : launches) {
+    if (std::string(l.what) == "optimizer") return l;
+  }
+  FAIL("no optimizer launch");
+  return launches.front();
+}
+
+std::vector<Launch> launches_of(const Scenario& s) {
+  std::vector<Launch> out;
+  optimizer_launches(s, static_cast<double>(s.model.params()), s.model.param_tensors(), out);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("LAMB launches four kernels where Adam launches one, and moves more bytes") {
+  // fp32 so that neither step unscales gradients; the optimizer kernels are memory-bound.
+  for (const char* framework : {"megatron_lm", "tensorflow_graph", "pytorch_eager"}) {
+    INFO(framework);
+    const std::vector<std::string> base{"framework=" + std::string(framework), "precision=fp32"};
+    std::vector<std::string> adam_sets = base, lamb_sets = base;
+    adam_sets.push_back("optimizer=adam");
+    lamb_sets.push_back("optimizer=lamb");
+    const Scenario adam_s = scenario(adam_sets), lamb_s = scenario(lamb_sets);
+    REQUIRE(lamb_s.optimizer == trainsim::models::Optimizer::lamb);
+    const Launch adam = step_launch(launches_of(adam_s));
+    const Launch lamb = step_launch(launches_of(lamb_s));
+    if (std::string(framework) == "pytorch_eager") {
+      CHECK(lamb.count * 8 == adam.count * 12);  // foreach: 12 ops per group against 8
+    } else {
+      CHECK(lamb.count == 4 * adam.count);
+    }
+    // Adam reads and writes weights and both moments and reads the gradient: 28 bytes per fp32
+    // parameter; LAMB adds 20 and the gradient's 4 more: 52. Per tensor (TF), most of
+    // ResNet-50's tensors are small enough that each launch costs its latency, so four launches
+    // cost up to four times one.
+    const double ratio = (lamb.device_s * lamb.count) / (adam.device_s * adam.count);
+    CHECK(ratio > 1.5);
+    CHECK(ratio < (std::string(framework) == "tensorflow_graph" ? 4.0 : 52.0 / 28.0 * 1.25));
+    // The same two fp32 moments per parameter.
+    CHECK(trainsim::models::optimizer_state_bytes_per_param(lamb_s) ==
+          trainsim::models::optimizer_state_bytes_per_param(adam_s));
+  }
+}
