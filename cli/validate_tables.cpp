@@ -529,7 +529,11 @@ std::optional<Workload> dle_workload(const TableRow& r) {
     return workload(heading.find("Large") != std::string::npos ? "transformerxllarge"
                                                                : "transformerxlbase");
   }
-  if (m == "GNMT v2") return workload("gnmt");
+  if (m == "GNMT v2") {
+    // TensorFlow's nmt.py trains the decoder as a dynamic_rnn loop (zoo gnmt_tf).
+    if (r.at("framework") != "PyTorch") return Workload{"gnmt_tf", "adam", 2 * 50};
+    return workload("gnmt");
+  }
   if (m == "SSD300 v1.1") return workload("ssd");
   if (m == "NCF") return workload("ncf");
   if (m == "Tacotron2/WaveGlow")

@@ -176,7 +176,13 @@ const std::vector<Entry>& entries() {
        "encoder layer bidirectional, normalized Bahdanau attention, shared vocabulary; seq_len "
        "tokens per sentence on each side (train-max-length 50)",
        {{"hidden", 1024}, {"layers", 4}, {"seq_len", 50}, {"vocab", 32320}},
-       make_gnmt},
+       [](const Hyperparameters& hp) { return make_gnmt(hp, GnmtDecoder::layers); }},
+      {"gnmt_tf",
+       "GNMT v2 as DeepLearningExamples' TensorFlow nmt.py trains it: the same network, its "
+       "decoder a tf.nn.dynamic_rnn loop over unfused LSTM cells and the attention, one step per "
+       "target token (one bias per LSTM)",
+       {{"hidden", 1024}, {"layers", 4}, {"seq_len", 50}, {"vocab", 32320}},
+       [](const Hyperparameters& hp) { return make_gnmt(hp, GnmtDecoder::step_loop); }},
       {"ncf",
        "NeuMF on MovieLens-20M (DeepLearningExamples PyTorch Recommendation/NCF): GMF with 64 "
        "factors and MLP 256-256-128-64; a sample is one (user, item) pair",

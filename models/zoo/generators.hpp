@@ -27,7 +27,10 @@ ZooModel make_lstm_lm(const Hyperparameters& hp);
 ZooModel make_mnist_mlp(const Hyperparameters& hp);
 ZooModel make_vgg16_cifar(const Hyperparameters& hp);
 ZooModel make_ssd300(const Hyperparameters& hp);
-ZooModel make_gnmt(const Hyperparameters& hp);
+// How GNMT's decoder runs: each layer over the whole target sequence (PyTorch's cuDNN LSTMs), or
+// one while-loop step per target token through every layer (TensorFlow's dynamic_rnn).
+enum class GnmtDecoder { layers, step_loop };
+ZooModel make_gnmt(const Hyperparameters& hp, GnmtDecoder decoder);
 ZooModel make_ncf(const Hyperparameters& hp);
 ZooModel make_tacotron2(const Hyperparameters& hp);
 ZooModel make_waveglow(const Hyperparameters& hp);

@@ -12,7 +12,7 @@
 
 namespace trainsim::models {
 
-ZooModel make_gnmt(const Hyperparameters& hp) {
+ZooModel make_gnmt(const Hyperparameters& hp, GnmtDecoder decoder) {
   const std::int64_t hidden = hp.get("hidden");
   const std::int64_t layers = hp.get("layers");
   const std::int64_t seq = hp.get("seq_len");
@@ -53,6 +53,43 @@ ZooModel make_gnmt(const Hyperparameters& hp) {
   nb.begin("decoder.embedder", OpClass::embedding, tgt.elements() + context.elements());
   Tensor y = nb.embedding(tgt, vocab, hidden, true);  // the encoder's table
   nb.end(y, context.elements());
+
+  if (decoder == GnmtDecoder::step_loop) {
+    // TensorFlow's GNMT (NVIDIA/DeepLearningExamples@729963dd TensorFlow/Translation/GNMT:
+    // nmt.py's default --use_fused_lstm_dec=False, so model.py builds the training decoder with
+    // gnmt_model.py _build_decoder_cell and tf.nn.dynamic_rnn): one while-loop step per target
+    // token runs the first LSTM cell on [embedding, previous attention], the normalized Bahdanau
+    // attention (AttentionWrapper; the memory layer runs once, before the loop), then every later
+    // cell on [output, attention], residual from the third (GNMTAttentionMultiCell), each cell
+    // tf.nn.rnn_cell.LSTMCell (model_helper._single_cell: use_block_lstm=False) with
+    // DropoutWrapper on its input; then dynamic_rnn's copy-through of the state.
+    nb.begin("decoder.rnn", OpClass::recurrent, y.elements() + context.elements());
+    const Tensor keys = nb.linear(context, hidden, false);  // memory_layer
+    nb.begin_repeat(seq);
+    const Tensor y_step = nb.input({1, hidden}, true);     // this step's embedding
+    const Tensor attn_prev = nb.input({1, hidden}, true);  // the previous step's attention
+    Tensor h = nb.tf_lstm_cell(nb.dropout(nb.concat_features({y_step, attn_prev})), hidden);
+    // The state dynamic_rnn carries: each cell's c and m (as wide as its output), the attention,
+    // and AttentionWrapperState's alignments and attention_state (one weight per source token).
+    const Tensor alignments = nb.input({1, seq}, true);
+    std::vector<Tensor> state{h, h, attn_prev, alignments, alignments};
+    const Tensor query = nb.linear(h, hidden, false);  // query_layer
+    const Tensor attn = nb.additive_attention(query, keys, context, nullptr, 2 * hidden + 1);
+    for (std::int64_t i = 0; i + 1 < layers; ++i) {
+      Tensor out = nb.tf_lstm_cell(nb.dropout(nb.concat_features({h, attn})), hidden);
+      if (i >= 1) out = nb.add(out, h);
+      h = out;
+      state.push_back(h);  // c
+      state.push_back(h);  // m
+    }
+    state.push_back(h);  // the output
+    nb.dynamic_rnn_copy_through(state);
+    nb.end_repeat();
+    y = nb.copy_as(h, {seq, hidden});  // the output TensorArray stacked
+    nb.end(y);
+    m.layers = finish_with_linear_head(nb, "decoder.classifier", y, vocab);
+    return m;
+  }
 
   nb.begin("decoder.att_rnn", OpClass::recurrent, y.elements() + context.elements());
   y = nb.lstm(nb.dropout(y), hidden);

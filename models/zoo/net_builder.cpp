@@ -914,6 +914,74 @@ Tensor NetBuilder::concat_features(const std::vector<Tensor>& parts) {
   return out;
 }
 
+// tf.nn.rnn_cell.LSTMCell.call without projection or peepholes (tensorflow/python/ops/
+// rnn_cell_impl.py, TF 1.15): lstm_matrix = matmul(concat([inputs, m_prev], 1), kernel);
+// bias_add; split into i, j, f, o; c = sigmoid(f + forget_bias) * c_prev + sigmoid(i) * tanh(j);
+// m = sigmoid(o) * tanh(c). Forward: the concat, the GEMM, the bias add, the split and ten
+// element-wise ops over the hidden width (an add, four activations, three products, a sum and
+// tanh(c)). Backward (the registered gradients of those ops): two products per multiplication
+// (8), the activations' gradients (5), AddN where c and m fan out to the next step (2), the
+// split's gradient (a concat), BiasAddGrad's column sum, the GEMM's two gradients and the
+// concat's gradient (two slices). Inside a loop the weight gradients are summed over the steps
+// (add_costs' accumulation).
+Tensor NetBuilder::tf_lstm_cell(const Tensor& in, std::int64_t hidden) {
+  const double h = static_cast<double>(hidden);
+  const double x = static_cast<double>(in.features());
+  const double xh = x + h;
+  const double macs = 4 * h * xh;
+  const double gate_flops = kLstmGateFlopsPerHidden * h;
+  Tensor out = make({in.shape.at(0), hidden}, true);
+  add_costs(2 * macs + 4 * h + gate_flops, macs, (needs_grad(in) ? 2 * macs : 0) + gate_flops,
+            2 * macs + 4 * h, 4 * hidden * (in.features() + hidden) + 4 * hidden, 2);
+  constexpr int kPointwiseFwd = 10;
+  constexpr int kPointwiseBwd = 15;
+  fwd(mem_spec("lstm cell concat", KernelClass::copy, 2 * xh));
+  fwd(gemm_spec("lstm cell matmul", KernelClass::gemm, 2 * macs, xh + 4 * h, macs,
+                {1, 4 * h, xh, 1}, BatchDim::m));
+  fwd(mem_spec("lstm cell bias add", KernelClass::elementwise, 8 * h, 4 * h, 0, 4 * h));
+  fwd(mem_spec("lstm cell split", KernelClass::copy, 8 * h));
+  // Ten ops reading one or two h-wide operands and writing one: 24 h elements in all.
+  KernelSpec pointwise = mem_spec("lstm cell pointwise", KernelClass::elementwise, 2.4 * h, 0, 0,
+                                  gate_flops / kPointwiseFwd);
+  pointwise.repeat = kPointwiseFwd;
+  fwd(pointwise);
+  bwd_group();
+  KernelSpec pointwise_bwd = mem_spec("lstm cell pointwise bwd", KernelClass::elementwise, 3 * h, 0,
+                                      0, gate_flops / kPointwiseBwd);
+  pointwise_bwd.repeat = kPointwiseBwd;
+  bwd(pointwise_bwd);
+  bwd(mem_spec("lstm cell split bwd", KernelClass::copy, 8 * h));
+  bwd(mem_spec("lstm cell bias grad", KernelClass::reduction, 4 * h, 4 * h));
+  if (needs_grad(in)) {
+    bwd(gemm_spec("lstm cell matmul dgrad", KernelClass::gemm, 2 * macs, 4 * h + xh, macs,
+                  {1, xh, 4 * h, 1}, BatchDim::m));
+  }
+  bwd(gemm_spec("lstm cell matmul wgrad", KernelClass::gemm, 2 * macs, 4 * h + xh, macs,
+                {xh, 4 * h, 1, 1}, BatchDim::k));
+  KernelSpec slices = mem_spec("lstm cell concat bwd", KernelClass::copy, xh);
+  slices.repeat = 2;
+  bwd(slices);
+  save(in);
+  open().saved_elements += 12 * h * repeat_;  // the gates, their activations, c and tanh(c)
+  return out;
+}
+
+// rnn.py _dynamic_rnn_loop -> _rnn_step(skip_conditionals=True): _copy_some_through selects
+// every state tensor and the output with array_ops.where(time >= sequence_length, old, new); the
+// gradient of where is two selects (one per branch).
+void NetBuilder::dynamic_rnn_copy_through(const std::vector<Tensor>& state) {
+  for (const Tensor& t : state) {
+    const double n = t.elements();
+    fwd(mem_spec("dynamic_rnn copy-through", KernelClass::elementwise, 3 * n));
+    if (needs_grad(t)) {
+      bwd_group();
+      KernelSpec grad = mem_spec("dynamic_rnn copy-through bwd", KernelClass::elementwise, 2 * n);
+      grad.repeat = 2;
+      bwd(grad);
+    }
+  }
+}
+
 Tensor NetBuilder::rotary(const Tensor& in) {
   Tensor out = make(in.shape, needs_grad(in));
   const double n = in.elements();

@@ -155,6 +155,14 @@ class NetBuilder {
   // Rotary position embedding (Su et al. 2021, RoFormer, Eq. 34) applied to q or k: two products
   // and a sum per element with constant cos/sin tables, so nothing is kept for backward.
   Tensor rotary(const Tensor& in);
+  // One step of TensorFlow 1's unfused LSTM cell, {1, in} -> {1, hidden}, as a TF1 graph runs
+  // it inside tf.nn.dynamic_rnn's while loop: every graph op of tf.nn.rnn_cell.LSTMCell is its
+  // own kernel (use inside begin_repeat for the steps).
+  Tensor tf_lstm_cell(const Tensor& in, std::int64_t hidden);
+  // tf.nn.dynamic_rnn with sequence_length selects, every step, each state tensor and the output
+  // between the new value and the old one (array_ops.where): one kernel per tensor forward and
+  // two backward. Use inside begin_repeat.
+  void dynamic_rnn_copy_through(const std::vector<Tensor>& state);
   // ConvTranspose1d over {C, 1, L}: the length becomes (L - 1) * stride + kernel.
   Tensor conv_transpose1d(const Tensor& in, std::int64_t out_channels, std::int64_t kernel,
                           std::int64_t stride, bool bias);

@@ -73,6 +73,36 @@ TEST_CASE("GNMT v2 (DeepLearningExamples, MLPerf)") {
                                         2 * h * h + 2 * h + 1 + 3 * lstm(2 * h) + h * v + v);
 }
 
+TEST_CASE("GNMT v2 as TensorFlow's nmt.py trains it: a dynamic_rnn decoder loop") {
+  // NVIDIA/DeepLearningExamples@729963dd TensorFlow/Translation/GNMT: the same encoder; every
+  // decoder cell is a tf.nn.rnn_cell.LSTMCell (one bias) fed [input, attention], the first one
+  // too (AttentionWrapper's cell_input_fn concatenates the previous attention); the attention's
+  // memory and query layers, score vector, scalar and bias as in PyTorch's.
+  const double h = 1024;
+  const double v = 32320;
+  auto lstm = [&](double in) { return 4 * h * (in + h) + 8 * h; };
+  auto tf_cell = [&](double in) { return 4 * h * (in + h) + 4 * h; };
+  const ZooModel tf = build("gnmt_tf");
+  CHECK(params_of(tf) == v * h + 2 * lstm(h) + lstm(2 * h) + 2 * lstm(h) + 4 * tf_cell(2 * h) +
+                             2 * h * h + 2 * h + 1 + h * v + v);
+  // The same arithmetic up to the first cell's wider input (about 1% of it)...
+  const ZooModel pt = build("gnmt");
+  CHECK(tf.fwd_macs() == Approx(pt.fwd_macs()).epsilon(0.05));
+  // ... launched step by step: the loop's forward runs some 80 kernels per target token, several
+  // times what PyTorch's decoder layers launch (counting both of their LSTM forms).
+  auto launches = [](const ZooModel& m, const std::string& prefix) {
+    double n = 0;
+    for (const auto& l : m.layers) {
+      if (l.name.rfind(prefix, 0) != 0) continue;
+      for (const auto& k : l.fwd_kernels)
+        n += k.repeat;
+    }
+    return n;
+  };
+  CHECK(launches(tf, "decoder.rnn") > 50 * 70);
+  CHECK(launches(tf, "decoder.rnn") > 3 * launches(pt, "decoder."));
+}
+
 TEST_CASE("NCF / NeuMF on MovieLens-20M (DeepLearningExamples)") {
   // kljp/sage@9e1e954 ncf/run.sh, which trains DeepLearningExamples' NCF on ml-20m:
   // "threshold=1/(2*(31832577*density)^(1/2))", i.e. 31,832,577 parameters.
