@@ -242,8 +242,7 @@ class MeshSim {
       r.comm_time_s += sr.allreduce_s / k_stages;
       r.comm_interference_s +=
           (st.end.interference_s - st.start.interference_s) / measured / k_stages;
-      r.kernels_per_step +=
-          static_cast<double>(st.end.kernels - st.start.kernels) / measured / k_stages;
+      r.kernels_per_step += (st.end.kernels - st.start.kernels) / measured / k_stages;
       r.host_busy_s += (st.end.host_s - st.start.host_s) / measured / k_stages;
       r.stages.push_back(sr);
     }
@@ -292,7 +291,7 @@ class MeshSim {
     double comm_s = 0;
     double host_s = 0;
     double interference_s = 0;
-    std::uint64_t kernels = 0;
+    double kernels = 0;
   };
 
   struct StageDev {
@@ -333,6 +332,7 @@ class MeshSim {
       sim::Gate* gate;
       sim::DeviceStream::Done on_done;
       bool memory_bound;
+      int launches = 1;  // kernels the item stands for (a Launch's count)
     };
     std::deque<Pending> pending;  // launched by the host, not yet handed to the device
     sim::TraceRecorder::TrackId compute_track = 0;
@@ -381,6 +381,24 @@ class MeshSim {
     }
   }
 
+  // With more than one micro-batch per step (gradient accumulation, pipeline micro-batches),
+  // each micro-batch's weight gradients are added into the step's accumulated ones: one
+  // element-wise kernel per parameter tensor reading both and writing the sum (PyTorch's
+  // AccumulateGrad adds into an existing .grad, torch/csrc/autograd/functions/accumulate_grad.h;
+  // Megatron-LM's main_grad.add_ hook; TensorFlow scripts' accumulator assign_add, NVIDIA
+  // DeepLearningExamples TensorFlow/LanguageModeling/BERT/optimization.py).
+  void accumulate_launch(const Layer& l, std::vector<Launch>& out) const {
+    if (s_.grad_accum * s_.microbatches < 2 || l.params <= 0 || l.param_tensors <= 0) return;
+    sim::Kernel k;
+    k.cls = sim::KernelClass::elementwise;
+    k.dtype = sim::Dtype::fp32;
+    k.bytes = 3 * grad_bytes_ * static_cast<double>(l.params) / l.param_tensors;
+    k.flops = static_cast<double>(l.params) / l.param_tensors;
+    out.push_back({"grad accumulate", k.cls, sim::kernel_time_s(s_.cluster.accelerator, k),
+                   s_.framework.graph_launch ? 0 : s_.framework.host_backward_per_kernel_s,
+                   l.param_tensors});
+  }
+
   void build_work() {
     const ZooModel& m = plan_.rank_model;
     for (int z = 0; z < 2; ++z) {
@@ -395,6 +413,7 @@ class MeshSim {
         tp_launches(l, Pass::forward, n, w.forward);
         if (s_.inference) continue;
         layer_launches(s_, l, Pass::backward, n, w.backward.kernels);
+        accumulate_launch(l, w.backward.kernels);
         tp_launches(l, Pass::backward, n, w.backward);
         if (s_.recompute == Recompute::full) {
           w.recompute = w.forward;
@@ -472,8 +491,8 @@ class MeshSim {
       device_s = std::max(l.count * l.device_s, rest * l.host_s + l.device_s);
     }
     // Host items finish in submission order, so each launch takes the oldest pending kernel.
-    st.pending.push_back(
-        {dur(device_s), category, label, gate, std::move(on_done), !sim::is_compute_class(l.cls)});
+    st.pending.push_back({dur(device_s), category, label, gate, std::move(on_done),
+                          !sim::is_compute_class(l.cls), l.count});
     st.host.submit(dur(l.host_s), host_label, "launch", [this, k] { hand_to_device(k); });
     if (l.count > 1) st.host.submit(dur((l.count - 1) * l.host_s), {}, {}, {});
   }
@@ -493,7 +512,7 @@ class MeshSim {
     StageDev::Pending p = std::move(sd.pending.front());
     sd.pending.pop_front();
     sd.compute.enqueue(p.duration, p.category, p.label, trace_category(p.category),
-                       std::move(p.on_done), p.gate, p.memory_bound);
+                       std::move(p.on_done), p.gate, p.memory_bound, p.launches);
   }
 
   static std::string_view trace_category(int category) {
@@ -927,7 +946,8 @@ class MeshSim {
     sn.comm_s = st.comm.busy_time().seconds() + st.gather.busy_time().seconds();
     sn.host_s = st.host.busy_time().seconds();
     sn.interference_s = st.compute.interference();
-    sn.kernels = st.compute.items() + st.tp.items();  // NCCL kernels on the network too
+    // A Launch of count n is n kernels; the tensor-parallel NCCL kernels on the network too.
+    sn.kernels = static_cast<double>(st.compute.launches() + st.tp.items());
     return sn;
   }
 

@@ -15,6 +15,7 @@
 // starts, from the intervals declared by then (a collective queued later does not slow an item
 // already running), and is accounted to the item's own category; interference() sums it.
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <deque>
@@ -73,8 +74,9 @@ class DeviceStream {
   // Runs `duration` of work accounted to `category` after everything enqueued before it, once
   // `gate` (if any) is open; `on_done` fires at its end. `label` is recorded in the trace.
   // `memory_bound`: the item is limited by DRAM bandwidth, not by the SMs (how share() slows it).
+  // `launches`: how many kernels the item stands for (a run of identical launches as one item).
   void enqueue(Time duration, int category, std::string_view label, std::string_view trace_category,
-               Done on_done, Gate* gate = nullptr, bool memory_bound = false);
+               Done on_done, Gate* gate = nullptr, bool memory_bound = false, int launches = 1);
 
   // Another stream's kernel occupies part of the device from `from` to `until` (intervals declared
   // in time order; one starting before the previous ends starts at its end): compute-bound items
@@ -99,8 +101,9 @@ class DeviceStream {
     wake_depth_ = depth;
     wake_ = std::move(wake);
   }
-  // Work items started so far (zero-length markers excluded).
+  // Work items started so far (zero-length markers excluded), and the kernels they stand for.
   std::uint64_t items() const { return items_; }
+  std::uint64_t launches() const { return launches_; }
 
  private:
   struct Item {
@@ -111,6 +114,7 @@ class DeviceStream {
     Done on_done;
     Gate* gate;
     bool memory_bound;
+    int launches;
   };
   struct Share {
     Time from;
@@ -137,6 +141,7 @@ class DeviceStream {
   int empty_cause_;
   std::array<double, kMaxCategories> totals_{};
   std::uint64_t items_ = 0;
+  std::uint64_t launches_ = 0;
   std::deque<Share> shares_;  // declared, not yet over at the last item start
   std::array<std::pair<std::string_view, std::string_view>, kMaxCategories> idle_labels_{};
   std::size_t wake_depth_ = 0;
@@ -180,10 +185,10 @@ inline void DeviceStream::set_empty_queue_cause(int cause) {
 
 inline void DeviceStream::enqueue(Time duration, int category, std::string_view label,
                                   std::string_view trace_category, Done on_done, Gate* gate,
-                                  bool memory_bound) {
+                                  bool memory_bound, int launches) {
   if (!running_ && queue_.empty()) close_idle(engine_.now());
-  queue_.push_back(
-      {duration, category, label, trace_category, std::move(on_done), gate, memory_bound});
+  queue_.push_back({duration, category, label, trace_category, std::move(on_done), gate,
+                    memory_bound, launches});
   pump();
 }
 
@@ -240,7 +245,10 @@ inline void DeviceStream::pump() {
   const Time now = engine_.now();
   close_idle(now);
   running_ = true;
-  if (head.duration > Time::zero()) ++items_;  // zero-length markers (syncs) are not work
+  if (head.duration > Time::zero()) {  // zero-length markers (syncs) are not work
+    ++items_;
+    launches_ += static_cast<std::uint64_t>(std::max(head.launches, 0));
+  }
   const Time d = stretched(now, head.duration, head.memory_bound);
   interference_s_ += (d - head.duration).seconds();
   head.duration = d;

@@ -135,11 +135,15 @@ TEST_CASE("gradient accumulation: one reduction per grad_accum micro-steps, one 
       simulate_training(scenario({"input.enabled=false", "parallelism.grad_accum=4"}));
   CHECK(four.global_batch == 4 * one.global_batch);
   CHECK(four.comm_time_s == Approx(one.comm_time_s).epsilon(1e-12));
+  // Each micro-step ends each layer's backward adding its gradients into the accumulated ones.
+  const double accumulate_s = trainsim::test::accumulate_s(scenario({"input.enabled=false"}));
   // Only the last micro-step's backward overlaps the gradient allreduces, so only its compute
-  // is stretched by them (models/training_step.cpp, contention).
-  CHECK(four.comm_interference_s == Approx(one.comm_interference_s).epsilon(1e-9));
+  // is stretched by them (models/training_step.cpp, contention), its accumulation kernels too.
+  CHECK(four.comm_interference_s == Approx(one.comm_interference_s).epsilon(0.05));
   CHECK(four.breakdown.compute_s ==
-        Approx(4 * one.breakdown.compute_s - 3 * one.comm_interference_s).epsilon(1e-9));
+        Approx(4 * one.breakdown.compute_s - 3 * one.comm_interference_s + 4 * accumulate_s +
+               (four.comm_interference_s - one.comm_interference_s))
+            .epsilon(1e-9));
   CHECK(four.breakdown.optimizer_s == Approx(one.breakdown.optimizer_s).epsilon(1e-12));
   // Input-bound: the step waits for grad_accum batches.
   const StepReport slow =
