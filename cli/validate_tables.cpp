@@ -526,6 +526,8 @@ std::optional<Workload> dle_workload(const TableRow& r) {
                     1};
   }
   if (m == "Transformer-XL") {
+    // TensorFlow's script builds the base model from TF1 ops (zoo transformerxl_base_tf).
+    if (r.at("framework") != "PyTorch") return Workload{"transformerxl_base_tf", "lamb", 192};
     return workload(heading.find("Large") != std::string::npos ? "transformerxllarge"
                                                                : "transformerxlbase");
   }

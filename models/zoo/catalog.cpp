@@ -229,6 +229,23 @@ const std::vector<Entry>& entries() {
         {"div_val", 1}},
        // wt103_base.yaml: dropatt 0.0
        [](const Hyperparameters& hp) { return make_transformer_xl(hp, false); }},
+      {"transformerxl_base_tf",
+       "Transformer-XL base as DeepLearningExamples' TensorFlow script trains it (tf/model.py, "
+       "run_wt103_base.sh: the same network and settings): its ops as TF1 runs them, tf.nn.dropout "
+       "as five kernels, the relative attention's transpose, pad-and-slice shift and arithmetic "
+       "mask",
+       {{"n_layer", 16},
+        {"d_model", 512},
+        {"n_head", 8},
+        {"d_head", 64},
+        {"d_inner", 2048},
+        {"tgt_len", 192},
+        {"mem_len", 192},
+        {"vocab", 267735},
+        {"adaptive_clusters", 4},
+        {"div_val", 1}},
+       // run_wt103_base.sh: --dropatt=0.0
+       [](const Hyperparameters& hp) { return make_transformer_xl(hp, false, true); }},
       {"transformerxl_large",
        "Transformer-XL large on WikiText-103 (DeepLearningExamples PyTorch "
        "LanguageModeling/Transformer-XL wt103_large.yaml); tgt_len tokens per segment, mem_len "

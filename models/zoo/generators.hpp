@@ -34,7 +34,9 @@ ZooModel make_gnmt(const Hyperparameters& hp, GnmtDecoder decoder);
 ZooModel make_ncf(const Hyperparameters& hp);
 ZooModel make_tacotron2(const Hyperparameters& hp);
 ZooModel make_waveglow(const Hyperparameters& hp);
-ZooModel make_transformer_xl(const Hyperparameters& hp, bool attention_dropout);
+// tf1_graph: as DeepLearningExamples' TensorFlow script builds it (NetBuilder::set_tf1_graph).
+ZooModel make_transformer_xl(const Hyperparameters& hp, bool attention_dropout,
+                             bool tf1_graph = false);
 ZooModel make_t5(const Hyperparameters& hp);
 ZooModel make_gpt3(const Hyperparameters& hp);
 ZooModel make_llama(const Hyperparameters& hp);

@@ -25,6 +25,7 @@ ZooModel make_gnmt(const Hyperparameters& hp, GnmtDecoder decoder) {
   m.input_shape = {2, seq};  // source and target token ids
   m.input_dtype = InputDtype::int32;
   NetBuilder nb;
+  nb.set_tf1_graph(decoder == GnmtDecoder::step_loop);  // nmt.py's ops, tf.nn.dropout's too
   const Tensor src = nb.input({seq});
   const Tensor tgt = nb.input({seq});
   auto lstm_entry = [&](const std::string& name, const Tensor& in, double carried,

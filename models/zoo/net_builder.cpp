@@ -403,6 +403,22 @@ Tensor NetBuilder::dropout(const Tensor& in) {
   const double n = in.elements();
   add_costs(kDropoutFwdFlops * n, 0, needs_grad(in) ? n : 0, 0, 0);
   open().saved_mask_bytes += n * repeat_;
+  if (tf1_graph_) {
+    // tf.nn.dropout in TF 1.15 (tensorflow/python/ops/nn_ops.py, dropout_v2): random_uniform,
+    // keep_mask = random >= rate (one byte per element), x * scale, cast(keep_mask) and the
+    // product, each its own kernel; backward, the two products' gradients.
+    fwd(mem_spec("dropout random", KernelClass::elementwise, n, 0, 0, n));
+    fwd(mem_spec("dropout keep mask", KernelClass::elementwise, n, 0, n, n));
+    fwd(mem_spec("dropout scale", KernelClass::elementwise, 2 * n, 0, 0, n));
+    fwd(mem_spec("dropout mask cast", KernelClass::elementwise, n, 0, n, 0));
+    fwd(mem_spec("dropout product", KernelClass::elementwise, 3 * n, 0, 0, n));
+    if (needs_grad(in)) {
+      bwd_group();
+      bwd(mem_spec("dropout product bwd", KernelClass::elementwise, 3 * n, 0, 0, n));
+      bwd(mem_spec("dropout scale bwd", KernelClass::elementwise, 2 * n, 0, 0, n));
+    }
+    return out;
+  }
   // The mask is one byte per element (PyTorch's fused dropout keeps a bool mask).
   fwd(mem_spec("dropout fwd", KernelClass::elementwise, 2 * n, 0, n, kDropoutFwdFlops * n));
   if (needs_grad(in)) {
@@ -1075,10 +1091,31 @@ void NetBuilder::relative_position_scores(const Tensor& q, const Tensor& r_k, st
   fwd(mem_spec("relative query shifts", KernelClass::elementwise, 4 * qe, 0, 0, shifts));
   fwd(gemm_spec("relative position scores", KernelClass::gemm, 2 * macs, qe + re + scores, 0,
                 {sq, sk, dh, h}, BatchDim::batch));
+  // DeepLearningExamples' TF script (TensorFlow/LanguageModeling/Transformer-XL/tf/model.py,
+  // rel_multihead_attn and rel_shift): einsum('ibnd,jnd->bnij') batches over heads alone, so its
+  // matmul output is transposed into bnij (a copy); rel_shift pads and then slices (two copies);
+  // and after the scale the mask is applied arithmetically, score * (1 - mask) - 1e30 * mask (a
+  // product and a difference over the scores). Backward mirrors each.
+  if (tf1_graph_) fwd(mem_spec("relative scores transpose", KernelClass::copy, 2 * scores));
   fwd(mem_spec("relative shift", KernelClass::copy, 2 * scores));
+  if (tf1_graph_) fwd(mem_spec("relative shift slice", KernelClass::copy, 2 * scores));
   fwd(mem_spec("relative scores add", KernelClass::elementwise, 3 * scores, 0, 0, scores));
+  if (tf1_graph_) {
+    KernelSpec mask =
+        mem_spec("arithmetic mask", KernelClass::elementwise, 2 * scores, 0, 0, scores);
+    mask.repeat = 2;
+    fwd(mask);
+  }
   bwd_group();
+  if (tf1_graph_) {
+    KernelSpec mask =
+        mem_spec("arithmetic mask bwd", KernelClass::elementwise, 2 * scores, 0, 0, scores);
+    mask.repeat = 2;
+    bwd(mask);
+    bwd(mem_spec("relative shift slice bwd", KernelClass::copy, 2 * scores));
+  }
   bwd(mem_spec("relative shift bwd", KernelClass::copy, 2 * scores));
+  if (tf1_graph_) bwd(mem_spec("relative scores transpose bwd", KernelClass::copy, 2 * scores));
   if (needs_grad(q)) {
     bwd(gemm_spec("relative scores dq", KernelClass::gemm, 2 * macs, scores + re + qe, 0,
                   {sq, dh, sk, h}, BatchDim::batch));

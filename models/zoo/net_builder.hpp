@@ -123,6 +123,11 @@ class NetBuilder {
   void begin_repeat(std::int64_t count);
   void end_repeat();
 
+  // The model is written for TensorFlow 1's graph ops (NVIDIA DeepLearningExamples' TensorFlow
+  // scripts): dropout is tf.nn.dropout's five ops (and two backward), Transformer-XL's relative
+  // attention is its TF script's op sequence (relative_position_scores).
+  void set_tf1_graph(bool on) { tf1_graph_ = on; }
+
  private:
   Tensor make(std::vector<std::int64_t> shape, bool needs_grad);
   Layer& open();
@@ -143,6 +148,7 @@ class NetBuilder {
   std::vector<KernelSpec> pending_fwd_;              // launched before the next entry begins
   bool open_ = false;
   int repeat_ = 1;
+  bool tf1_graph_ = false;
 
   // ---- added for zoo coverage ----
  public:

@@ -43,7 +43,7 @@ std::int64_t cluster_rows(std::int64_t seq, std::int64_t a, std::int64_t b, std:
 
 }  // namespace
 
-ZooModel make_transformer_xl(const Hyperparameters& hp, bool attention_dropout) {
+ZooModel make_transformer_xl(const Hyperparameters& hp, bool attention_dropout, bool tf1_graph) {
   TransformerDims dims;
   dims.d_model = hp.get("d_model");
   dims.d_ff = hp.get("d_inner");
@@ -99,6 +99,7 @@ ZooModel make_transformer_xl(const Hyperparameters& hp, bool attention_dropout) 
   m.input_shape = {seq};
   m.input_dtype = InputDtype::int32;
   NetBuilder nb;
+  nb.set_tf1_graph(tf1_graph);
   const Tensor ids = nb.input({seq});
 
   // Adaptive input (Baevski & Auli 2019): one table when div_val = 1, else a table of width

@@ -16,8 +16,8 @@ using trainsim::test::scenario;
 
 TEST_CASE("gradient accumulation adds each micro-batch's gradients: one kernel per tensor") {
   // A small batch, so that the accumulation is a visible share of the step.
-  const std::vector<std::string> base{"parallelism.data=1", "input.enabled=false",
-                                      "precision=fp32", "batch_per_replica=8"};
+  const std::vector<std::string> base{"parallelism.data=1", "input.enabled=false", "precision=fp32",
+                                      "batch_per_replica=8"};
   std::vector<std::string> two = base;
   two.push_back("parallelism.grad_accum=2");
   const Scenario s1 = scenario(base), s2 = scenario(two);
@@ -39,8 +39,7 @@ TEST_CASE("gradient accumulation adds each micro-batch's gradients: one kernel p
   const double device_s = 2 * trainsim::test::accumulate_s(s1, true);
   const double paced_s = 2 * trainsim::test::accumulate_s(s1);
   const double micro_s = one.step_time_s - one.breakdown.optimizer_s;
-  INFO("accumulation " << device_s << ".." << paced_s << " s, one micro-batch " << micro_s
-                       << " s");
+  INFO("accumulation " << device_s << ".." << paced_s << " s, one micro-batch " << micro_s << " s");
   REQUIRE(device_s > 0.02 * one.step_time_s);  // else the next checks could not tell
   CHECK(acc.step_time_s > one.step_time_s + micro_s + 0.9 * device_s);
   CHECK(acc.step_time_s < one.step_time_s + micro_s + 1.1 * paced_s);

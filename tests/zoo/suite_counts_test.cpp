@@ -191,6 +191,32 @@ TEST_CASE("Transformer-XL on WikiText-103 (Dai et al. 2019; DeepLearningExamples
         tables + projections + 18 * large_layer + 2 * D + 3 * D + 3 + D * D + v);
 }
 
+TEST_CASE("Transformer-XL base as DeepLearningExamples' TensorFlow script builds it") {
+  // The same network and arithmetic as the PyTorch recipe's base...
+  const ZooModel tf = build("transformerxl_base_tf");
+  const ZooModel pt = build("transformerxl_base");
+  CHECK(tf.params() == pt.params());
+  CHECK(tf.fwd_macs() == Approx(pt.fwd_macs()).epsilon(1e-12));
+  // ... as TF1 ops: each dropout is five kernels forward and two backward where PyTorch's fused
+  // dropout is one each way, and each relative attention adds a transpose, a second copy of the
+  // shift and the two-op arithmetic mask, mirrored in backward.
+  auto count = [](const ZooModel& m, const std::string& what, bool backward) {
+    double n = 0;
+    for (const auto& l : m.layers) {
+      for (const auto& k : backward ? l.bwd_kernels : l.fwd_kernels)
+        if (std::string(k.what).rfind(what, 0) == 0) n += k.repeat;
+    }
+    return n;
+  };
+  const double dropouts = count(pt, "dropout fwd", false);
+  REQUIRE(dropouts > 16);
+  CHECK(count(tf, "dropout", false) == 5 * dropouts);
+  CHECK(count(tf, "dropout", true) == 2 * count(pt, "dropout bwd", true));
+  CHECK(count(tf, "arithmetic mask", false) == 2 * 16);
+  CHECK(count(tf, "relative", false) == count(pt, "relative", false) + 2 * 16);
+  CHECK(count(tf, "relative", true) == count(pt, "relative", true) + 2 * 16);
+}
+
 TEST_CASE("Transformer-XL without adaptive softmax, as Lambda's benchmark runs it") {
   // train.py with adaptive=False has one embedding table and one full-vocabulary softmax. The run
   // logs print the counts: lambdal/deeplearning-benchmark@aa5addb pytorch/results/
