@@ -3,7 +3,9 @@
 
 Each fitted value replaces the one in its profile file, and the value's source comment becomes
 "calibrated on <table> (calibration half[, rows <regex>]): start -> value (stderr ...)", so every
-shipped value names the data it was fitted on. Usage:
+shipped value names the data it was fitted on. A nested value's comment ("// gemm.fp16: ...") is
+found in the comment block above its parent's line and its first line rewritten (continuation
+lines of a hand-written comment are left for the editor). Usage:
     build/trainsim calibrate --table deepbench_gemm --free ... --format json > fit.json
     python3 scripts/apply_calibration.py fit.json
 """
@@ -48,8 +50,14 @@ def apply(fit):
         note = f"{where}: {p['start']:.4g} -> {p['value']:.4g}" + (f" (stderr {err:.2g})" if err is not None else "")
         lines[i] = re.sub(r'("' + re.escape(leaf) + r'":\s*)("[^"]*"|[-+0-9.eE]+)',
                           lambda m: m.group(1) + new, lines[i], count=1)
+        # The value's own comment, "// parent.leaf: ...", sits in the block of comment lines just
+        # above the parent's line (or between it and the value's line).
         label = f"// {parent}.{leaf}:" if parent else None
-        comment_line = next((j for j in range(max(0, start - 1), i) if label and lines[j].strip().startswith(label)), None)
+        above = start - 1
+        while above > 0 and lines[above - 1].strip().startswith("//"):
+            above -= 1
+        comment_line = next((j for j in range(max(0, above), i)
+                             if label and lines[j].strip().startswith(label)), None)
         if comment_line is not None:
             indent = lines[comment_line][: len(lines[comment_line]) - len(lines[comment_line].lstrip())]
             lines[comment_line] = f"{indent}{label} {note}"
