@@ -386,13 +386,15 @@ class MeshSim {
   // element-wise kernel per parameter tensor reading both and writing the sum (PyTorch's
   // AccumulateGrad adds into an existing .grad, torch/csrc/autograd/functions/accumulate_grad.h;
   // Megatron-LM's main_grad.add_ hook; TensorFlow scripts' accumulator assign_add, NVIDIA
-  // DeepLearningExamples TensorFlow/LanguageModeling/BERT/optimization.py).
+  // DeepLearningExamples TensorFlow/LanguageModeling/BERT/optimization.py). ZeRO-2/3 reduce-scatter
+  // every micro-batch's gradients and keep the rank's shard, so the sum is over the shard.
   void accumulate_launch(const Layer& l, std::vector<Launch>& out) const {
     if (s_.grad_accum * s_.microbatches < 2 || l.params <= 0 || l.param_tensors <= 0) return;
+    const double shard = s_.zero >= 2 ? std::max(1, ranks_) : 1;
     sim::Kernel k;
     k.cls = sim::KernelClass::elementwise;
     k.dtype = sim::Dtype::fp32;
-    k.bytes = 3 * grad_bytes_ * static_cast<double>(l.params) / l.param_tensors;
+    k.bytes = 3 * grad_bytes_ * static_cast<double>(l.params) / l.param_tensors / shard;
     k.flops = static_cast<double>(l.params) / l.param_tensors;
     out.push_back({"grad accumulate", k.cls, sim::kernel_time_s(s_.cluster.accelerator, k),
                    s_.framework.graph_launch ? 0 : s_.framework.host_backward_per_kernel_s,
