@@ -30,6 +30,24 @@ struct Entry {
 };
 
 const std::vector<Entry>& entries() {
+  // The PyTorch and TensorFlow recipes of a DeepLearningExamples model train the same network at
+  // the same settings; the catalog's two entries share its defaults.
+  // GNMT v2: 4+4 LSTM layers of 1024, train-max-length 50, a 32320-token shared vocabulary.
+  static const std::map<std::string, double> gnmt{
+      {"hidden", 1024}, {"layers", 4}, {"seq_len", 50}, {"vocab", 32320}};
+  // Transformer-XL base: wt103_base.yaml (PyTorch) and run_wt103_base.sh (TensorFlow).
+  static const std::map<std::string, double> transformerxl_base{
+      {"n_layer", 16},
+      {"d_model", 512},
+      {"n_head", 8},
+      {"d_head", 64},
+      {"d_inner", 2048},
+      {"tgt_len", 192},
+      {"mem_len", 192},
+      {"vocab", 267735},
+      // adaptive: true (a head and three tails; 1 = train.py without it)
+      {"adaptive_clusters", 4},
+      {"div_val", 1}};
   // Resolutions and sequence lengths are those of the reference papers / benchmarks.
   static const std::vector<Entry> table{
       {"resnet20",
@@ -175,14 +193,12 @@ const std::vector<Entry>& entries() {
        "GNMT v2 (DeepLearningExamples PyTorch Translation/GNMT): 4+4 LSTM layers of 1024, first "
        "encoder layer bidirectional, normalized Bahdanau attention, shared vocabulary; seq_len "
        "tokens per sentence on each side (train-max-length 50)",
-       {{"hidden", 1024}, {"layers", 4}, {"seq_len", 50}, {"vocab", 32320}},
-       [](const Hyperparameters& hp) { return make_gnmt(hp, GnmtDecoder::layers); }},
+       gnmt, [](const Hyperparameters& hp) { return make_gnmt(hp, GnmtDecoder::layers); }},
       {"gnmt_tf",
        "GNMT v2 as DeepLearningExamples' TensorFlow nmt.py trains it: the same network, its "
        "decoder a tf.nn.dynamic_rnn loop over unfused LSTM cells and the attention, one step per "
        "target token (one bias per LSTM)",
-       {{"hidden", 1024}, {"layers", 4}, {"seq_len", 50}, {"vocab", 32320}},
-       [](const Hyperparameters& hp) { return make_gnmt(hp, GnmtDecoder::step_loop); }},
+       gnmt, [](const Hyperparameters& hp) { return make_gnmt(hp, GnmtDecoder::step_loop); }},
       {"ncf",
        "NeuMF on MovieLens-20M (DeepLearningExamples PyTorch Recommendation/NCF): GMF with 64 "
        "factors and MLP 256-256-128-64; a sample is one (user, item) pair",
@@ -216,17 +232,7 @@ const std::vector<Entry>& entries() {
        "Transformer-XL base on WikiText-103 (DeepLearningExamples PyTorch "
        "LanguageModeling/Transformer-XL wt103_base.yaml); tgt_len tokens per segment, mem_len "
        "cached",
-       {{"n_layer", 16},
-        {"d_model", 512},
-        {"n_head", 8},
-        {"d_head", 64},
-        {"d_inner", 2048},
-        {"tgt_len", 192},
-        {"mem_len", 192},
-        {"vocab", 267735},
-        // wt103_base.yaml: adaptive: true (a head and three tails; 1 = train.py without it)
-        {"adaptive_clusters", 4},
-        {"div_val", 1}},
+       transformerxl_base,
        // wt103_base.yaml: dropatt 0.0
        [](const Hyperparameters& hp) { return make_transformer_xl(hp, false); }},
       {"transformerxl_base_tf",
@@ -234,16 +240,7 @@ const std::vector<Entry>& entries() {
        "run_wt103_base.sh: the same network and settings): its ops as TF1 runs them, tf.nn.dropout "
        "as five kernels, the relative attention's transpose, pad-and-slice shift and arithmetic "
        "mask",
-       {{"n_layer", 16},
-        {"d_model", 512},
-        {"n_head", 8},
-        {"d_head", 64},
-        {"d_inner", 2048},
-        {"tgt_len", 192},
-        {"mem_len", 192},
-        {"vocab", 267735},
-        {"adaptive_clusters", 4},
-        {"div_val", 1}},
+       transformerxl_base,
        // run_wt103_base.sh: --dropatt=0.0
        [](const Hyperparameters& hp) { return make_transformer_xl(hp, false, true); }},
       {"transformerxl_large",
