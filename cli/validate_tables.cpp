@@ -516,8 +516,7 @@ std::optional<Workload> dle_workload(const TableRow& r) {
   if (m == "BERT-large") {
     // Pre-training at its sequence length with LAMB (PyTorch run_pretraining.py: FusedLAMBAMP;
     // TensorFlow scripts/run_pretraining_lamb.sh, run_pretraining.py optimizer_type "lamb");
-    // SQuAD fine-tuning at 384 with
-    // Adam.
+    // SQuAD fine-tuning at 384 with Adam.
     const bool squad = heading.find("Fine-tuning") != std::string::npos;
     const auto seq = r.number("seq_len");
     if (!squad && !seq) return std::nullopt;

@@ -261,6 +261,26 @@ void layer_launches(const Scenario& s, const Layer& l, Pass pass, double batch,
   }
 }
 
+// Each micro-batch's weight gradients are added into the step's accumulated ones: one
+// element-wise kernel per parameter tensor reading both and writing the sum (PyTorch's
+// AccumulateGrad adds into an existing .grad, torch/csrc/autograd/functions/accumulate_grad.h;
+// Megatron-LM's main_grad.add_ hook; TensorFlow scripts' accumulator assign_add, NVIDIA
+// DeepLearningExamples TensorFlow/LanguageModeling/BERT/optimization.py). ZeRO-2/3 reduce-scatter
+// every micro-batch's gradients and keep the rank's shard, so the sum is over the shard.
+void grad_accumulate_launch(const Scenario& s, const Layer& l, std::vector<Launch>& out) {
+  if (s.grad_accum * s.microbatches < 2 || l.params <= 0 || l.param_tensors <= 0) return;
+  const double shard = s.zero >= 2 ? std::max(1, s.data_parallel) : 1;
+  sim::Kernel k;
+  k.cls = sim::KernelClass::elementwise;
+  k.dtype = sim::Dtype::fp32;
+  k.bytes =
+      3 * gradient_bytes_per_param(s) * static_cast<double>(l.params) / l.param_tensors / shard;
+  k.flops = static_cast<double>(l.params) / l.param_tensors;
+  out.push_back({"grad accumulate", k.cls, sim::kernel_time_s(s.cluster.accelerator, k),
+                 s.framework.graph_launch ? 0 : s.framework.host_backward_per_kernel_s,
+                 l.param_tensors});
+}
+
 void optimizer_launches(const Scenario& s, double params, int tensors, std::vector<Launch>& out) {
   if (s.model.measured && !s.model.measured->optimizer.empty()) {
     // An imported workload's measured optimizer step, for this share of the model's parameters

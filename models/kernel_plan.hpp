@@ -29,6 +29,10 @@ void layer_launches(const Scenario& s, const Layer& l, Pass pass, double batch,
 
 // Appends the optimizer step's kernels for `params` parameters held in `tensors` tensors (with
 // the mixed-precision gradient unscale where the framework scales the loss).
+// With more than one micro-batch per step (gradient accumulation, pipeline micro-batches), the
+// kernels that add one micro-batch's weight gradients of layer `l` into the step's sum (none
+// otherwise).
+void grad_accumulate_launch(const Scenario& s, const Layer& l, std::vector<Launch>& out);
 void optimizer_launches(const Scenario& s, double params, int tensors, std::vector<Launch>& out);
 
 // For an imported workload (s.model.measured): where its kernels were measured and how they are

@@ -381,26 +381,6 @@ class MeshSim {
     }
   }
 
-  // With more than one micro-batch per step (gradient accumulation, pipeline micro-batches),
-  // each micro-batch's weight gradients are added into the step's accumulated ones: one
-  // element-wise kernel per parameter tensor reading both and writing the sum (PyTorch's
-  // AccumulateGrad adds into an existing .grad, torch/csrc/autograd/functions/accumulate_grad.h;
-  // Megatron-LM's main_grad.add_ hook; TensorFlow scripts' accumulator assign_add, NVIDIA
-  // DeepLearningExamples TensorFlow/LanguageModeling/BERT/optimization.py). ZeRO-2/3 reduce-scatter
-  // every micro-batch's gradients and keep the rank's shard, so the sum is over the shard.
-  void accumulate_launch(const Layer& l, std::vector<Launch>& out) const {
-    if (s_.grad_accum * s_.microbatches < 2 || l.params <= 0 || l.param_tensors <= 0) return;
-    const double shard = s_.zero >= 2 ? std::max(1, ranks_) : 1;
-    sim::Kernel k;
-    k.cls = sim::KernelClass::elementwise;
-    k.dtype = sim::Dtype::fp32;
-    k.bytes = 3 * grad_bytes_ * static_cast<double>(l.params) / l.param_tensors / shard;
-    k.flops = static_cast<double>(l.params) / l.param_tensors;
-    out.push_back({"grad accumulate", k.cls, sim::kernel_time_s(s_.cluster.accelerator, k),
-                   s_.framework.graph_launch ? 0 : s_.framework.host_backward_per_kernel_s,
-                   l.param_tensors});
-  }
-
   void build_work() {
     const ZooModel& m = plan_.rank_model;
     for (int z = 0; z < 2; ++z) {
@@ -415,7 +395,7 @@ class MeshSim {
         tp_launches(l, Pass::forward, n, w.forward);
         if (s_.inference) continue;
         layer_launches(s_, l, Pass::backward, n, w.backward.kernels);
-        accumulate_launch(l, w.backward.kernels);
+        grad_accumulate_launch(s_, l, w.backward.kernels);
         tp_launches(l, Pass::backward, n, w.backward);
         if (s_.recompute == Recompute::full) {
           w.recompute = w.forward;
