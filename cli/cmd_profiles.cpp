@@ -75,6 +75,9 @@ void show_kernels(std::ostream& os, const sim::KernelEfficiency& k) {
     if (!values.empty()) os << "  " << label << values << "\n";
   };
   per_dtype("Winograd gain (3x3 stride-1 convolutions):", k.winograd_gain);
+  if (k.winograd_nonfused)
+    os << "  nonfused Winograd F(4x4,3x3) (3x3 stride-1 convolutions): batched GEMMs between "
+          "transform kernels\n";
   per_dtype("weight-gradient convolutions at this fraction of conv's efficiency:",
             k.conv_weight_gradient);
   per_dtype("data gradients of strided convolutions at this fraction of conv's efficiency:",

@@ -276,7 +276,7 @@ Tensor NetBuilder::conv2d(const Tensor& in, const Conv2d& s) {
     return k;
   };
   fwd(conv_spec("conv fwd", in.elements() + out_elems, {out_pos, c_out_g, c_in_g * rs, g},
-                {0, c_out_g, c_in_g}, BatchDim::m));
+                {0, c_out_g, c_in_g, static_cast<double>(h), static_cast<double>(w)}, BatchDim::m));
   if (s.bias) {
     fwd(mem_spec("conv bias", KernelClass::elementwise, 2 * out_elems,
                  static_cast<double>(s.out_channels), 0, out_elems));
@@ -287,15 +287,16 @@ Tensor NetBuilder::conv2d(const Tensor& in, const Conv2d& s) {
                  static_cast<double>(s.out_channels), 0, out_elems));
   }
   if (needs_grad(in)) {
-    KernelSpec dgrad =
-        conv_spec("conv dgrad", out_elems + in.elements(), {in_pos, c_in_g, c_out_g * rs, g},
-                  {0, c_in_g, c_out_g}, BatchDim::m);
+    KernelSpec dgrad = conv_spec(
+        "conv dgrad", out_elems + in.elements(), {in_pos, c_in_g, c_out_g * rs, g},
+        {0, c_in_g, c_out_g, static_cast<double>(in.height()), static_cast<double>(in.width())},
+        BatchDim::m);
     dgrad.strided_data_gradient = s.stride_h > 1 || s.stride_w > 1;
     bwd(dgrad);
   }
   KernelSpec wgrad =
       conv_spec("conv wgrad", in.elements() + out_elems, {c_out_g, c_in_g * rs, out_pos, g},
-                {c_out_g, c_in_g, 0}, BatchDim::k);
+                {c_out_g, c_in_g, 0, static_cast<double>(h), static_cast<double>(w)}, BatchDim::k);
   wgrad.weight_gradient = true;
   bwd(wgrad);
   save(in);

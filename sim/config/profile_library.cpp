@@ -177,6 +177,7 @@ KernelEfficiency read_kernels(JsonReader& r) {
   if (auto strided = r.optional_object("conv_strided_data_gradient"))
     k.conv_strided_data_gradient = read_per_dtype(*strided, Bound::unit_interval);
   k.dilated_conv_tensor_cores = r.boolean_or("dilated_conv_tensor_cores", true);
+  k.winograd_nonfused = r.boolean_or("winograd_nonfused", false);
   if (auto clock = r.optional_object("sustained_clock")) {
     k.sustained_clock_hz = clock->quantity("clock", Dimension::hertz, Bound::positive);
     k.unit_power_w = clock->quantity("unit_power", Dimension::watts, Bound::positive);

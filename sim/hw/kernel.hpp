@@ -49,6 +49,10 @@ struct GemmChannels {
   double m = 0;
   double n = 0;
   double k = 0;
+  // The spatial extent (rows, columns) of one sample's positions in the dimension that holds no
+  // channels, 0 where not given: Winograd tiles them in whole m x m output tiles.
+  double height = 0;
+  double width = 0;
 };
 
 struct Kernel {

@@ -93,23 +93,34 @@ double channel_padded(GemmShape& g, const GemmChannels& c, Dtype math) {
   return factor;
 }
 
-// The batched GEMM of Winograd's F(2x2, 3x3) (Lavin and Gray, arXiv:1509.09308) in place of a
-// 3x3 convolution's implicit GEMM: one GEMM per element of the 4x4 transformed tile (batch x 16),
-// over a quarter of the positions (one 2x2 output tile each), reducing over the channels alone
-// (the R x S = 9 taps leave the reduction).
-GemmShape winograd_view(const GemmShape& g, const GemmChannels& c) {
+// The batched GEMM of Winograd's F(m x m, 3x3) (Lavin and Gray, arXiv:1509.09308) in place of a
+// 3x3 convolution's implicit GEMM: one GEMM per element of the (m + 2) x (m + 2) transformed tile
+// (batch x (m + 2)^2), over one m x m output tile per m^2 positions (whole tiles over each
+// sample's rows and columns where the kernel gives them: a 7x7 map takes 2x2 tiles of 4x4),
+// reducing over the channels alone (the R x S = 9 taps leave the reduction). cuDNN's fused
+// algorithm runs F(2x2, 3x3), its nonfused one F(4x4, 3x3). `waste` is set to the tiles'
+// positions over the useful ones.
+GemmShape winograd_view(const GemmShape& g, const GemmChannels& c, double tile, double& waste) {
   GemmShape w = g;
-  const auto fold = [](double& dim, double channels) {
-    if (channels <= 0) {
-      dim = std::max(1.0, dim / 4);  // positions
-    } else if (dim >= 9 * channels) {
-      dim /= 9;  // channels x the 3x3 taps
+  waste = 1;
+  const auto fold = [&](double& dim, double channels) {
+    if (channels > 0) {
+      if (dim >= 9 * channels) dim /= 9;  // channels x the 3x3 taps
+      return;
+    }
+    // Positions.
+    if (c.height > 0 && c.width > 0) {
+      const double tiles = std::ceil(c.height / tile) * std::ceil(c.width / tile);
+      waste = tiles * tile * tile / (c.height * c.width);
+      dim = std::max(1.0, dim / (c.height * c.width) * tiles);
+    } else {
+      dim = std::max(1.0, dim / (tile * tile));
     }
   };
   fold(w.m, c.m);
   fold(w.n, c.n);
   fold(w.k, c.k);
-  w.batch *= 16;
+  w.batch *= (tile + 2) * (tile + 2);
   return w;
 }
 
@@ -154,7 +165,8 @@ Dtype math_dtype(const AcceleratorSpec& a, const Kernel& k) {
 
 double kernel_body_s(const AcceleratorSpec& a, const Kernel& k) {
   double compute_s = 0;
-  double winograd_s = 0;  // the compute time on Winograd's algorithm, where it applies
+  double winograd_s = 0;   // the compute time on Winograd's algorithm, where it applies
+  double flops_per_s = 0;  // the math's peak at the sustained clock
   Dtype math = k.dtype;
   GemmShape gemm = k.gemm;
   double flops = k.flops;
@@ -174,7 +186,8 @@ double kernel_body_s(const AcceleratorSpec& a, const Kernel& k) {
                                   dtype_name(math) + " path for " + kernel_class_name(k.cls) +
                                   " kernels");
     }
-    compute_s = flops / (*peak * sustained_clock_fraction(a, math) * eff);
+    flops_per_s = *peak * sustained_clock_fraction(a, math);
+    compute_s = flops / (flops_per_s * eff);
     const double gain =
         k.winograd_eligible ? a.kernels.winograd_gain[static_cast<std::size_t>(math)] : 0.0;
     if (gain > 1) winograd_s = compute_s / gain;
@@ -186,27 +199,55 @@ double kernel_body_s(const AcceleratorSpec& a, const Kernel& k) {
     // sums are written and read back once in fp32, which costs more than it saves where the
     // output is large against the reduction.
     const bool matrix_units = matrix_unit_math(a, math);
-    const auto tiled_s = [&](const GemmShape& view, double view_compute_s) {
+    const auto tiled_s = [&](const GemmShape& view, double view_compute_s, double view_memory_s) {
       const double partials_bytes = 2 * view.m * view.n * view.batch * 4;
       const auto time_s = [&](double tiling, double split) {
         return std::max(view_compute_s / tiling,
-                        memory_s + (split - 1) * partials_bytes / bw_bytes_per_s);
+                        view_memory_s + (split - 1) * partials_bytes / bw_bytes_per_s);
       };
       return fastest_tiling_s(a, view, k.cls == KernelClass::attention, matrix_units, time_s);
     };
-    const double direct_s = tiled_s(gemm, compute_s);
-    // And the algorithm: cuDNN's autotuner (cudnnFind*, PyTorch's benchmark mode) keeps
-    // Winograd's where it finishes first. Its multiplications are a batched GEMM per transformed
-    // tile element whose reduction is the channels alone, so few channels (a first layer's 1 or 3)
-    // leave it slower than the implicit GEMM, as DeepBench's recorded algorithms show: cuDNN took
-    // an implicit GEMM for its 3x3 stride-1 rows of 1-32 input channels (results/train, fwd_algo).
-    // (A kernel that does not name its channels keeps the implicit GEMM's view.)
+    double best_s = tiled_s(gemm, compute_s, memory_s);
+    // And the algorithm: cuDNN's autotuner (cudnnFind*, PyTorch's benchmark mode) keeps the
+    // fastest. Winograd's multiplications are a batched GEMM per transformed tile element whose
+    // reduction is the channels alone, so few channels (a first layer's 1 or 3) leave it slower
+    // than the implicit GEMM, as DeepBench's recorded algorithms show: cuDNN took an implicit GEMM
+    // for its 3x3 stride-1 rows of 1-32 input channels (results/train, fwd_algo). (A kernel that
+    // does not name its channels keeps the implicit GEMM's view.)
+    const GemmChannels& c = k.channels;
+    const bool named = c.m > 0 || c.n > 0 || c.k > 0;
+    // Fused F(2x2, 3x3): one kernel at the profile's net gain.
     if (winograd_s > 0) {
-      const GemmChannels& c = k.channels;
-      const bool named = c.m > 0 || c.n > 0 || c.k > 0;
-      return std::min(direct_s, tiled_s(named ? winograd_view(gemm, c) : gemm, winograd_s));
+      double waste = 1;
+      const GemmShape view = named ? winograd_view(gemm, c, 2, waste) : gemm;
+      best_s = std::min(best_s, tiled_s(view, winograd_s * waste, memory_s));
     }
-    return direct_s;
+    // Nonfused F(4x4, 3x3): 36 batched GEMMs at the library's GEMM efficiency on a quarter of
+    // the multiplications, reading and writing the tiles expanded 36/16 = 2.25x, between a data
+    // (and filter) transform and an output transform that each pass over their tensors in DRAM:
+    // the input read and its tiles written, the output's tiles read and the output written, 3.25x
+    // the convolution's own traffic; four kernels where the direct one launches one (cuDNN's
+    // winogradForwardData4x4, winogradForwardFilter4x4, an SGEMM such as volta_sgemm_128x64_nn,
+    // winogradForwardOutput4x4, as nvprof and TensorFlow traces name them).
+    // On matrix units the model does not offer it, although cuDNN lists it among its tensor-core
+    // algorithms: DeepBench's V100 fp16 rows of 256-512 channels run at 70-90 TFLOP/s, the
+    // implicit GEMM's rate, where F(4x4)'s GEMMs at the tensor cores' rate would finish about
+    // twice as soon.
+    const double gemm_eff = a.kernels.effective_compute(KernelClass::gemm, math);
+    if (k.winograd_eligible && named && a.kernels.winograd_nonfused && !matrix_units &&
+        gemm_eff > 0) {
+      constexpr double kTileExpansion = 36.0 / 16.0;
+      const double transforms_s =
+          (1 + kTileExpansion) * k.bytes /
+              (a.memory_bw_bytes_per_s * memory_efficiency(a, KernelClass::elementwise)) +
+          3 * a.kernel_launch_overhead_s;
+      double waste = 1;
+      const GemmShape view = winograd_view(gemm, c, 4, waste);
+      best_s = std::min(best_s,
+                        transforms_s + tiled_s(view, waste * flops / 4 / (flops_per_s * gemm_eff),
+                                               kTileExpansion * memory_s));
+    }
+    return best_s;
   }
   return std::max(winograd_s > 0 ? winograd_s : compute_s, memory_s);
 }

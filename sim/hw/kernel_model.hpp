@@ -21,7 +21,10 @@
 //   (written and read back once) counted as DRAM traffic.
 // - k/(k + k_half): the main loop's prologue and epilogue, which short reductions cannot hide.
 // - convolutions: Winograd-eligible ones need winograd_gain[dtype] times fewer multiplications,
-//   in batched GEMMs reducing over the channels alone, and take Winograd where it is faster;
+//   in batched GEMMs reducing over the channels alone (fused F(2x2,3x3)), or, where the profile
+//   offers nonfused F(4x4,3x3) (winograd_nonfused, CUDA-core math), a quarter of them in 36
+//   batched GEMMs at the GEMM efficiency after and before DRAM passes of the tile transforms;
+//   the algorithm that finishes first is taken;
 //   weight gradients and strided data gradients run at the profile's shares of eff (its
 //   conv_weight_gradient, conv_strided_data_gradient); dilated ones compute in fp32 where the
 //   library has no tensor-core algorithm for them (math_dtype below); on matrix units their

@@ -1,0 +1,104 @@
+// Nonfused Winograd F(4x4,3x3) (cuDNN's *_WINOGRAD_NONFUSED): where the kernels profile offers
+// it, a 3x3 stride-1 convolution on CUDA-core math may run as a data transform, 36 batched GEMMs
+// on a quarter of the multiplications at the GEMM efficiency, and an output transform, whichever
+// of the algorithms finishes first.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "cli/profiles_source.hpp"
+#include "models/zoo/zoo_model.hpp"
+#include "sim/hw/kernel_model.hpp"
+#include "support/conv_kernels.hpp"
+
+using trainsim::models::KernelSpec;
+using trainsim::sim::AcceleratorSpec;
+using trainsim::sim::Dtype;
+using trainsim::sim::KernelClass;
+
+namespace {
+
+// A 3x3 same-padded convolution with `channels` in and out over `side` x `side` inputs, as the
+// kernel `what` at batch 64.
+trainsim::sim::Kernel conv3x3(std::string_view what, std::int64_t channels, std::int64_t side,
+                              Dtype dtype) {
+  const KernelSpec k = trainsim::test::conv_kernel(
+      {channels, side, side}, trainsim::models::conv_spec(channels, 3, 1, 1), what);
+  return trainsim::models::instantiate(k, 64, dtype);
+}
+
+AcceleratorSpec without_nonfused(AcceleratorSpec a) {
+  a.kernels.winograd_nonfused = false;
+  return a;
+}
+
+}  // namespace
+
+TEST_CASE("nonfused Winograd prices transforms plus batched GEMMs on a quarter of the math") {
+  const auto lib = trainsim::cli::load_profile_library({});
+  const AcceleratorSpec& v100 = lib.accelerator("v100-sxm2-16gb", "test");
+  REQUIRE(v100.kernels.winograd_nonfused);
+  for (const char* what : {"conv fwd", "conv dgrad", "conv wgrad"}) {
+    INFO(what);
+    // 256 -> 256 channels on 28x28: compute-bound, 7x7 whole 4x4 tiles per sample.
+    const auto k = conv3x3(what, 256, 28, Dtype::fp32);
+    REQUIRE(k.winograd_eligible);
+    const double with_s = trainsim::sim::kernel_body_s(v100, k);
+    const double without_s = trainsim::sim::kernel_body_s(without_nonfused(v100), k);
+    CHECK(with_s < 0.8 * without_s);  // the algorithm cuDNN's autotuner keeps
+    // Transforms: the input read and its 2.25x tiles written, the output's tiles read and the
+    // output written (3.25x the convolution's traffic), and three more kernels.
+    const double bw = v100.memory_bw_bytes_per_s *
+                      v100.kernels.memory[static_cast<std::size_t>(KernelClass::elementwise)];
+    const double transforms_s = 3.25 * k.bytes / bw + 3 * v100.kernel_launch_overhead_s;
+    // The GEMMs at the GEMM efficiency, before tiles and waves cost their share.
+    const double gemm_s =
+        k.flops / 4 /
+        (*v100.peak(Dtype::fp32) * trainsim::sim::sustained_clock_fraction(v100, Dtype::fp32) *
+         v100.kernels.effective_compute(KernelClass::gemm, Dtype::fp32));
+    CHECK(with_s >= transforms_s + gemm_s);
+    CHECK(with_s < transforms_s + gemm_s / 0.85);
+  }
+}
+
+TEST_CASE("nonfused Winograd tiles each sample's map in whole 4x4 tiles") {
+  const auto lib = trainsim::cli::load_profile_library({});
+  const AcceleratorSpec& v100 = lib.accelerator("v100-sxm2-16gb", "test");
+  // Where the transforms' traffic is a small part, a 7x7 map costs its 2x2 tiles of 4x4: about as
+  // much as an 8x8 one, not 49/64 of it.
+  const AcceleratorSpec no_fused = [&] {
+    AcceleratorSpec a = v100;
+    a.kernels.winograd_gain = {};
+    return a;
+  }();
+  const double seven_s =
+      trainsim::sim::kernel_body_s(no_fused, conv3x3("conv fwd", 512, 7, Dtype::fp32));
+  const double eight_s =
+      trainsim::sim::kernel_body_s(no_fused, conv3x3("conv fwd", 512, 8, Dtype::fp32));
+  CHECK(seven_s > 0.9 * eight_s);
+  CHECK(seven_s < eight_s);
+}
+
+TEST_CASE("nonfused Winograd is not offered on matrix units or without the profile's flag") {
+  const auto lib = trainsim::cli::load_profile_library({});
+  const AcceleratorSpec& v100 = lib.accelerator("v100-sxm2-16gb", "test");
+  // fp16 runs on Volta's tensor cores: the implicit GEMM's price, flag or not.
+  const auto half = conv3x3("conv fwd", 256, 28, Dtype::fp16);
+  CHECK(trainsim::sim::kernel_body_s(v100, half) ==
+        trainsim::sim::kernel_body_s(without_nonfused(v100), half));
+  // Ampere's profile does not offer it: its fp32 convolutions are priced as before.
+  const AcceleratorSpec& a100 = lib.accelerator("a100-sxm4-40gb", "test");
+  CHECK_FALSE(a100.kernels.winograd_nonfused);
+  // 1x1 and strided convolutions are not eligible.
+  const KernelSpec pointwise = trainsim::test::conv_kernel(
+      {256, 28, 28}, trainsim::models::conv_spec(256, 1, 1, 0), "conv fwd");
+  CHECK_FALSE(pointwise.winograd_eligible);
+  const KernelSpec strided = trainsim::test::conv_kernel(
+      {256, 28, 28}, trainsim::models::conv_spec(256, 3, 2, 1), "conv fwd");
+  CHECK_FALSE(strided.winograd_eligible);
+}
