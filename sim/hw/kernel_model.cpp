@@ -32,7 +32,7 @@ bool matrix_unit_math(const AcceleratorSpec& a, Dtype dtype) {
 // (FlashAttention's blocks), so n is never quantised.
 template <typename TimeOf>
 double fastest_tiling_s(const AcceleratorSpec& a, const GemmShape& g, bool attention,
-                        bool matrix_units, TimeOf time_s) {
+                        bool matrix_units, bool split_k, TimeOf time_s) {
   const KernelEfficiency& e = a.kernels;
   const double units = std::max(1, a.compute_units);
   const double useful = g.m * g.n * g.batch;
@@ -57,7 +57,8 @@ double fastest_tiling_s(const AcceleratorSpec& a, const GemmShape& g, bool atten
       const double tile_throughput = std::pow(e.half_tile_throughput, hm + (attention ? 0 : hn));
       const double tiles = std::ceil(g.m / tm) * std::ceil(g.n / tn) * g.batch;
       for (const double split : kSplitK) {
-        if (split > 1 && (tiles * split > 8 * units || g.k / split < 2 * e.k_half)) break;
+        if (split > 1 && (!split_k || tiles * split > 8 * units || g.k / split < 2 * e.k_half))
+          break;
         const double waves = std::ceil(tiles * split / units);
         const double quantisation = useful * split / (waves * units * tm * tn);
         const double k_each = g.k / split;
@@ -199,15 +200,25 @@ double kernel_body_s(const AcceleratorSpec& a, const Kernel& k) {
     // sums are written and read back once in fp32, which costs more than it saves where the
     // output is large against the reduction.
     const bool matrix_units = matrix_unit_math(a, math);
-    const auto tiled_s = [&](const GemmShape& view, double view_compute_s, double view_memory_s) {
+    // Convolutions' forward and data-gradient kernels do not split their reduction: cuDNN's
+    // split-K kernels are backward-filter ones (their names carry it, e.g.
+    // maxwell_scudnn_128x64_stridedB_splitK_medium_nn_v0 under TensorFlow's
+    // Conv2DBackpropFilter, where its Conv2D and Conv2DBackpropInput run *_relu_interior_nn and
+    // implicit_convolve_sgemm kernels). Without split-K, DeepBench conv fits 28.1% / 27.5% ->
+    // 27.6% / 27.1%, its small-M forward layers (7x7 maps) no longer priced as if they filled
+    // the device.
+    const bool split_k = k.cls != KernelClass::conv || k.weight_gradient;
+    const auto tiled_s = [&](const GemmShape& view, double view_compute_s, double view_memory_s,
+                             bool view_split_k) {
       const double partials_bytes = 2 * view.m * view.n * view.batch * 4;
       const auto time_s = [&](double tiling, double split) {
         return std::max(view_compute_s / tiling,
                         view_memory_s + (split - 1) * partials_bytes / bw_bytes_per_s);
       };
-      return fastest_tiling_s(a, view, k.cls == KernelClass::attention, matrix_units, time_s);
+      return fastest_tiling_s(a, view, k.cls == KernelClass::attention, matrix_units, view_split_k,
+                              time_s);
     };
-    double best_s = tiled_s(gemm, compute_s, memory_s);
+    double best_s = tiled_s(gemm, compute_s, memory_s, split_k);
     // And the algorithm: cuDNN's autotuner (cudnnFind*, PyTorch's benchmark mode) keeps the
     // fastest. Winograd's multiplications are a batched GEMM per transformed tile element whose
     // reduction is the channels alone, so few channels (a first layer's 1 or 3) leave it slower
@@ -220,7 +231,7 @@ double kernel_body_s(const AcceleratorSpec& a, const Kernel& k) {
     if (winograd_s > 0) {
       double waste = 1;
       const GemmShape view = named ? winograd_view(gemm, c, 2, waste) : gemm;
-      best_s = std::min(best_s, tiled_s(view, winograd_s * waste, memory_s));
+      best_s = std::min(best_s, tiled_s(view, winograd_s * waste, memory_s, split_k));
     }
     // Nonfused F(4x4, 3x3): 36 batched GEMMs at the library's GEMM efficiency on a quarter of
     // the multiplications, reading and writing the tiles expanded 36/16 = 2.25x, between a data
@@ -245,7 +256,7 @@ double kernel_body_s(const AcceleratorSpec& a, const Kernel& k) {
       const GemmShape view = winograd_view(gemm, c, 4, waste);
       best_s = std::min(best_s,
                         transforms_s + tiled_s(view, waste * flops / 4 / (flops_per_s * gemm_eff),
-                                               kTileExpansion * memory_s));
+                                               kTileExpansion * memory_s, true));
     }
     return best_s;
   }

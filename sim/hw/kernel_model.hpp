@@ -16,7 +16,8 @@
 //   better, at a throughput penalty per halving; an operand narrower than 16 gets a tile as
 //   narrow as the math allows: one row on SIMT math, 8 on matrix units), tiles run in waves of
 //   `compute_units` (one tile per SM or CU at a time), so a GEMM of 1.1 waves costs 2.
-//   Weight-gradient GEMMs with a long K and few tiles use split-K, as cuBLAS does; of the
+//   GEMMs with a long K and few tiles use split-K, as cuBLAS and cuDNN's backward-filter
+//   kernels do (not convolutions' forward and data-gradient kernels); of the
 //   (tile, split-K) choices the one that finishes first is taken, split-K's fp32 partial sums
 //   (written and read back once) counted as DRAM traffic.
 // - k/(k + k_half): the main loop's prologue and epilogue, which short reductions cannot hide.

@@ -45,23 +45,44 @@ TEST_CASE("weight-gradient convolutions take the profile's share of conv efficie
   const KernelSpec wgrad = conv("conv wgrad", pointwise);
   CHECK(wgrad.weight_gradient);
   CHECK_FALSE(conv("conv dgrad", pointwise).weight_gradient);
-  KernelSpec as_forward = wgrad;
-  as_forward.weight_gradient = false;
+  const auto body_on = [&](const trainsim::sim::AcceleratorSpec& a) {
+    return trainsim::sim::kernel_body_s(
+        a, trainsim::models::instantiate(wgrad, 64, trainsim::sim::Dtype::fp32));
+  };
   // Pascal and Volta give a share in fp32 (calibrated on DeepBench's rows of each, about 0.74
-  // and 0.89): the compute-bound body takes 1 / share as long.
+  // and 0.89): the compute-bound body takes 1 / share as long as without it.
   for (const char* accelerator : {"p100-sxm2-16gb", "v100-sxm2-16gb"}) {
     INFO(accelerator);
-    const double share = lib.accelerator(accelerator, "test")
-                             .kernels.conv_weight_gradient[static_cast<std::size_t>(Dtype::fp32)];
+    const auto& a = lib.accelerator(accelerator, "test");
+    const double share = a.kernels.conv_weight_gradient[static_cast<std::size_t>(Dtype::fp32)];
     CHECK(share > 0.5);
     CHECK(share < 1);
-    CHECK(body_s(lib, accelerator, wgrad) ==
-          Approx(body_s(lib, accelerator, as_forward) / share).epsilon(1e-9));
+    auto without = a;
+    without.kernels.conv_weight_gradient = {};
+    CHECK(body_on(a) == Approx(body_on(without) / share).epsilon(1e-9));
   }
-  // An architecture whose profile gives none prices weight gradients as forward ones.
+  // An architecture whose profile gives none prices weight gradients at conv's efficiency.
   const auto& ampere = lib.accelerator("a100-sxm4-40gb", "test");
   CHECK(ampere.kernels.conv_weight_gradient[static_cast<std::size_t>(Dtype::fp32)] == 0);
-  CHECK(body_s(lib, "a100-sxm4-40gb", wgrad) == Approx(body_s(lib, "a100-sxm4-40gb", as_forward)));
+}
+
+TEST_CASE("only weight-gradient convolutions split their reduction") {
+  const auto lib = trainsim::cli::load_profile_library({});
+  const auto& v100 = lib.accelerator("v100-sxm2-16gb", "test");
+  // A 1x1 convolution of 64 channels on 112x112: its weight gradient is one 64x64 output tile
+  // over a reduction of batch x 12544 positions, which split-K spreads over the SMs; the same
+  // GEMM as a forward kernel (no split) runs on the few SMs its narrowed tiles fill.
+  const KernelSpec wgrad =
+      conv("conv wgrad", trainsim::models::conv_spec(64, 1, 1, 0), {64, 112, 112});
+  KernelSpec as_forward = wgrad;
+  as_forward.weight_gradient = false;
+  auto no_share = v100;
+  no_share.kernels.conv_weight_gradient = {};
+  const auto body = [&](const KernelSpec& k) {
+    return trainsim::sim::kernel_body_s(no_share,
+                                        trainsim::models::instantiate(k, 16, Dtype::fp32));
+  };
+  CHECK(body(as_forward) > 4 * body(wgrad));
 }
 
 TEST_CASE("strided convolutions' data gradients take the profile's share of conv efficiency") {
