@@ -75,9 +75,11 @@ void show_kernels(std::ostream& os, const sim::KernelEfficiency& k) {
     if (!values.empty()) os << "  " << label << values << "\n";
   };
   per_dtype("Winograd gain (3x3 stride-1 convolutions):", k.winograd_gain);
-  if (k.winograd_nonfused)
-    os << "  nonfused Winograd F(4x4,3x3) (3x3 stride-1 convolutions): batched GEMMs between "
-          "transform kernels\n";
+  if (k.winograd_nonfused_3x3 || k.winograd_nonfused_5x5) {
+    os << "  nonfused Winograd (batched GEMMs between transform kernels) for stride-1 filters:"
+       << (k.winograd_nonfused_3x3 ? " 3x3 (F(4x4,3x3))" : "")
+       << (k.winograd_nonfused_5x5 ? " 5x5 (F(5x5,5x5))" : "") << "\n";
+  }
   per_dtype("weight-gradient convolutions at this fraction of conv's efficiency:",
             k.conv_weight_gradient);
   per_dtype("data gradients of strided convolutions at this fraction of conv's efficiency:",

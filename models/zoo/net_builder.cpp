@@ -264,14 +264,17 @@ Tensor NetBuilder::conv2d(const Tensor& in, const Conv2d& s) {
                               ? KernelClass::depthwise_conv
                               : KernelClass::conv;
   // cuDNN's Winograd algorithms take 3x3 stride-1 undilated ungrouped filters (forward, data-
-  // and weight-gradient alike: WINOGRAD and WINOGRAD_NONFUSED in cudnnConvolution*Algo_t).
-  const bool winograd = s.groups == 1 && s.kernel_h == 3 && s.kernel_w == 3 && s.stride_h == 1 &&
-                        s.stride_w == 1 && !dilated;
+  // and weight-gradient alike: WINOGRAD and WINOGRAD_NONFUSED in cudnnConvolution*Algo_t), and
+  // its nonfused one 5x5 ones too (cudnn::winograd_nonfused::winogradForwardData9x9_5x5).
+  const bool square =
+      s.groups == 1 && s.kernel_h == s.kernel_w && s.stride_h == 1 && s.stride_w == 1 && !dilated;
+  const int winograd =
+      square && (s.kernel_h == 3 || s.kernel_h == 5) ? static_cast<int>(s.kernel_h) : 0;
   const auto conv_spec = [&](const char* what, double act, sim::GemmShape shape,
                              sim::GemmChannels channels, BatchDim bd) {
     KernelSpec k = gemm_spec(what, cls, 2 * macs, act, weights, shape, bd);
     k.channels = channels;
-    k.winograd_eligible = winograd;
+    k.winograd_filter = winograd;
     k.dilated = dilated;
     return k;
   };

@@ -96,7 +96,7 @@ sim::Kernel instantiate(const KernelSpec& k, double batch, sim::Dtype dtype) {
   out.bytes = (k.act_elements * batch + k.param_elements) * width + k.raw_bytes * batch;
   out.gemm = k.gemm;
   out.channels = k.channels;
-  out.winograd_eligible = k.winograd_eligible;
+  out.winograd_filter = k.winograd_filter;
   out.weight_gradient = k.weight_gradient;
   out.dilated = k.dilated;
   out.strided_data_gradient = k.strided_data_gradient;

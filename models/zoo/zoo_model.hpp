@@ -69,7 +69,7 @@ struct KernelSpec {
   double flops = 0;                // per sample
   double act_elements = 0;         // activation elements read + written, per sample
   double param_elements = 0;       // parameter elements read + written (independent of the batch)
-  bool winograd_eligible = false;  // a 3x3 stride-1 ungrouped convolution (sim::Kernel's flag)
+  int winograd_filter = 0;  // 3 or 5: a square stride-1 ungrouped convolution (sim::Kernel's)
   bool weight_gradient = false;    // a convolution's weight gradient (sim::Kernel's flag)
   bool dilated = false;            // a dilated convolution (sim::Kernel's flag)
   bool strided_data_gradient = false;  // a strided convolution's data gradient (sim::Kernel's)

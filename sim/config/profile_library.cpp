@@ -177,7 +177,12 @@ KernelEfficiency read_kernels(JsonReader& r) {
   if (auto strided = r.optional_object("conv_strided_data_gradient"))
     k.conv_strided_data_gradient = read_per_dtype(*strided, Bound::unit_interval);
   k.dilated_conv_tensor_cores = r.boolean_or("dilated_conv_tensor_cores", true);
-  k.winograd_nonfused = r.boolean_or("winograd_nonfused", false);
+  if (r.has("winograd_nonfused")) {
+    for (const std::int64_t filter : r.integer_list("winograd_nonfused", 3, 5)) {
+      if (filter == 4) r.fail("winograd_nonfused", "expected filter sizes 3 or 5, got 4");
+      (filter == 3 ? k.winograd_nonfused_3x3 : k.winograd_nonfused_5x5) = true;
+    }
+  }
   if (auto clock = r.optional_object("sustained_clock")) {
     k.sustained_clock_hz = clock->quantity("clock", Dimension::hertz, Bound::positive);
     k.unit_power_w = clock->quantity("unit_power", Dimension::watts, Bound::positive);

@@ -62,9 +62,11 @@ struct Kernel {
   double bytes = 0;           // DRAM bytes read + written
   GemmShape gemm;             // compute classes only
   GemmChannels channels;      // convolutions only
-  // A 3x3, stride-1, ungrouped convolution: cuDNN may run it with Winograd's minimal filtering
-  // algorithm, which needs fewer multiplications (KernelEfficiency::winograd_gain).
-  bool winograd_eligible = false;
+  // The filter size (3 or 5) of a square, stride-1, undilated, ungrouped convolution, 0 for any
+  // other kernel: cuDNN may run it with Winograd's minimal filtering algorithm, which needs fewer
+  // multiplications (fused for 3x3: KernelEfficiency::winograd_gain; nonfused for 3x3 and 5x5:
+  // KernelEfficiency::winograd_nonfused).
+  int winograd_filter = 0;
   // A convolution's weight gradient (cuDNN's backward-filter algorithms): priced at the forward
   // convolutions' efficiency times KernelEfficiency::conv_weight_gradient.
   bool weight_gradient = false;

@@ -94,19 +94,21 @@ double channel_padded(GemmShape& g, const GemmChannels& c, Dtype math) {
   return factor;
 }
 
-// The batched GEMM of Winograd's F(m x m, 3x3) (Lavin and Gray, arXiv:1509.09308) in place of a
-// 3x3 convolution's implicit GEMM: one GEMM per element of the (m + 2) x (m + 2) transformed tile
-// (batch x (m + 2)^2), over one m x m output tile per m^2 positions (whole tiles over each
-// sample's rows and columns where the kernel gives them: a 7x7 map takes 2x2 tiles of 4x4),
-// reducing over the channels alone (the R x S = 9 taps leave the reduction). cuDNN's fused
-// algorithm runs F(2x2, 3x3), its nonfused one F(4x4, 3x3). `waste` is set to the tiles'
+// The batched GEMM of Winograd's F(m x m, r x r) (Lavin and Gray, arXiv:1509.09308) in place of
+// an r x r convolution's implicit GEMM: one GEMM per element of the (m + r - 1)^2 transformed
+// tile (batch x (m + r - 1)^2), over one m x m output tile per m^2 positions (whole tiles over
+// each sample's rows and columns where the kernel gives them: a 7x7 map takes 2x2 tiles of 4x4),
+// reducing over the channels alone (the r x r taps leave the reduction). cuDNN's fused algorithm
+// runs F(2x2, 3x3), its nonfused one F(4x4, 3x3) and F(5x5, 5x5). `waste` is set to the tiles'
 // positions over the useful ones.
-GemmShape winograd_view(const GemmShape& g, const GemmChannels& c, double tile, double& waste) {
+GemmShape winograd_view(const GemmShape& g, const GemmChannels& c, double tile, double filter,
+                        double& waste) {
   GemmShape w = g;
   waste = 1;
+  const double taps = filter * filter;
   const auto fold = [&](double& dim, double channels) {
     if (channels > 0) {
-      if (dim >= 9 * channels) dim /= 9;  // channels x the 3x3 taps
+      if (dim >= taps * channels) dim /= taps;  // channels x the filter's taps
       return;
     }
     // Positions.
@@ -121,7 +123,8 @@ GemmShape winograd_view(const GemmShape& g, const GemmChannels& c, double tile, 
   fold(w.m, c.m);
   fold(w.n, c.n);
   fold(w.k, c.k);
-  w.batch *= (tile + 2) * (tile + 2);
+  const double transformed = tile + filter - 1;
+  w.batch *= transformed * transformed;
   return w;
 }
 
@@ -190,7 +193,7 @@ double kernel_body_s(const AcceleratorSpec& a, const Kernel& k) {
     flops_per_s = *peak * sustained_clock_fraction(a, math);
     compute_s = flops / (flops_per_s * eff);
     const double gain =
-        k.winograd_eligible ? a.kernels.winograd_gain[static_cast<std::size_t>(math)] : 0.0;
+        k.winograd_filter == 3 ? a.kernels.winograd_gain[static_cast<std::size_t>(math)] : 0.0;
     if (gain > 1) winograd_s = compute_s / gain;
   }
   const double bw_bytes_per_s = a.memory_bw_bytes_per_s * memory_efficiency(a, k.cls);
@@ -230,33 +233,40 @@ double kernel_body_s(const AcceleratorSpec& a, const Kernel& k) {
     // Fused F(2x2, 3x3): one kernel at the profile's net gain.
     if (winograd_s > 0) {
       double waste = 1;
-      const GemmShape view = named ? winograd_view(gemm, c, 2, waste) : gemm;
+      const GemmShape view = named ? winograd_view(gemm, c, 2, 3, waste) : gemm;
       best_s = std::min(best_s, tiled_s(view, winograd_s * waste, memory_s, split_k));
     }
-    // Nonfused F(4x4, 3x3): 36 batched GEMMs at the library's GEMM efficiency on a quarter of
-    // the multiplications, reading and writing the tiles expanded 36/16 = 2.25x, between a data
-    // (and filter) transform and an output transform that each pass over their tensors in DRAM:
-    // the input read and its tiles written, the output's tiles read and the output written, 3.25x
-    // the convolution's own traffic; four kernels where the direct one launches one (cuDNN's
-    // winogradForwardData4x4, winogradForwardFilter4x4, an SGEMM such as volta_sgemm_128x64_nn,
-    // winogradForwardOutput4x4, as nvprof and TensorFlow traces name them).
+    // Nonfused F(4x4, 3x3) or F(5x5, 5x5): (m + r - 1)^2 batched GEMMs at the library's GEMM
+    // efficiency on m^2 r^2 / (m + r - 1)^2 times fewer multiplications (4x for 3x3, 7.7x for
+    // 5x5), reading and writing the tiles expanded (m + r - 1)^2 / m^2 times (2.25x, 3.24x),
+    // between a data (and filter) transform and an output transform that each pass over their
+    // tensors in DRAM: the input read and its tiles written, the output's tiles read and the
+    // output written, 1 + expansion times the convolution's own traffic; four kernels where the
+    // direct one launches one (cuDNN's winogradForwardData4x4 or winogradForwardData9x9_5x5,
+    // winogradForwardFilter4x4, an SGEMM such as volta_sgemm_128x64_nn, winogradForwardOutput4x4,
+    // as nvprof and TensorFlow traces name them).
     // On matrix units the model does not offer it, although cuDNN lists it among its tensor-core
     // algorithms: DeepBench's V100 fp16 rows of 256-512 channels run at 70-90 TFLOP/s, the
     // implicit GEMM's rate, where F(4x4)'s GEMMs at the tensor cores' rate would finish about
     // twice as soon.
     const double gemm_eff = a.kernels.effective_compute(KernelClass::gemm, math);
-    if (k.winograd_eligible && named && a.kernels.winograd_nonfused && !matrix_units &&
-        gemm_eff > 0) {
-      constexpr double kTileExpansion = 36.0 / 16.0;
+    const bool nonfused = (k.winograd_filter == 3 && a.kernels.winograd_nonfused_3x3) ||
+                          (k.winograd_filter == 5 && a.kernels.winograd_nonfused_5x5);
+    if (nonfused && named && !matrix_units && gemm_eff > 0) {
+      const double r = k.winograd_filter;
+      const double tile = r == 3 ? 4 : 5;
+      const double transformed = tile + r - 1;
+      const double expansion = transformed * transformed / (tile * tile);
+      const double fewer = tile * tile * r * r / (transformed * transformed);
       const double transforms_s =
-          (1 + kTileExpansion) * k.bytes /
+          (1 + expansion) * k.bytes /
               (a.memory_bw_bytes_per_s * memory_efficiency(a, KernelClass::elementwise)) +
           3 * a.kernel_launch_overhead_s;
       double waste = 1;
-      const GemmShape view = winograd_view(gemm, c, 4, waste);
-      best_s = std::min(best_s,
-                        transforms_s + tiled_s(view, waste * flops / 4 / (flops_per_s * gemm_eff),
-                                               kTileExpansion * memory_s, true));
+      const GemmShape view = winograd_view(gemm, c, tile, r, waste);
+      best_s = std::min(
+          best_s, transforms_s + tiled_s(view, waste * flops / fewer / (flops_per_s * gemm_eff),
+                                         expansion * memory_s, true));
     }
     return best_s;
   }

@@ -33,14 +33,15 @@ struct KernelEfficiency {
   // Convolutional Neural Networks', arXiv:1509.09308: F(2x2,3x3) needs 2.25x fewer, F(4x4,3x3)
   // 4x fewer); 0 where the profile gives none (no Winograd path: implicit GEMM).
   std::array<double, kDtypeCount> winograd_gain{};
-  // Whether the library also offers nonfused Winograd F(4x4,3x3) for 3x3 stride-1 filters
-  // (cuDNN's *_ALGO_WINOGRAD_NONFUSED, forward, data and filter gradients): a transform kernel
-  // expands the input into 6x6 tiles (winogradForwardData4x4), 36 batched GEMMs (the library's
-  // own SGEMM or tensor-core GEMM) multiply the tiles by the transformed filters over the
-  // channels, and an output transform (winogradForwardOutput4x4) folds them back: 4x fewer
-  // multiplications than the direct convolution, paid for in DRAM passes over 2.25x expanded
-  // tiles (sim/hw/kernel_model.cpp, nonfused_winograd_s).
-  bool winograd_nonfused = false;
+  // Whether the library also offers nonfused Winograd for 3x3 (F(4x4,3x3)) and 5x5
+  // (F(5x5,5x5)) stride-1 filters (cuDNN's *_ALGO_WINOGRAD_NONFUSED, forward, data and filter
+  // gradients): a transform kernel expands the input into 6x6 or 9x9 tiles
+  // (winogradForwardData4x4, winogradForwardData9x9_5x5), batched GEMMs (the library's own
+  // SGEMM) multiply the tiles by the transformed filters over the channels, and an output
+  // transform folds them back: 4x or 7.7x fewer multiplications than the direct convolution,
+  // paid for in DRAM passes over 2.25x or 3.24x expanded tiles (sim/hw/kernel_model.cpp).
+  bool winograd_nonfused_3x3 = false;
+  bool winograd_nonfused_5x5 = false;
   // Per dtype: the fraction of the forward convolutions' efficiency that the library's
   // weight-gradient (backward-filter) convolutions reach. Their reduction runs over every
   // sample and output position and their output is the small filter tensor, so they tile and

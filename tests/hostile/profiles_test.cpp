@@ -102,6 +102,14 @@ HOSTILE("kernels profile whose dilated-convolution switch is a string",
         {"profiles", "list", "--profile-dir", "@/"}, 2,
         {"@/kernels/arch.json", "dilated_conv_tensor_cores", "yes"},
         {{"kernels/arch.json", kernels_profile("\"dilated_conv_tensor_cores\": \"yes\"")}})
+HOSTILE("kernels profile offering nonfused Winograd for 4x4 filters",
+        {"profiles", "list", "--profile-dir", "@/"}, 2,
+        {"@/kernels/arch.json", "winograd_nonfused", "expected filter sizes 3 or 5, got 4"},
+        {{"kernels/arch.json", kernels_profile("\"winograd_nonfused\": [3, 4]")}})
+HOSTILE("kernels profile offering nonfused Winograd as a switch",
+        {"profiles", "list", "--profile-dir", "@/"}, 2,
+        {"@/kernels/arch.json", "winograd_nonfused", "expected an array of integers, got true"},
+        {{"kernels/arch.json", kernels_profile("\"winograd_nonfused\": true")}})
 HOSTILE("cluster of 1e9 nodes", {"profiles", "list", "--profile-dir", "@/"}, 2,
         {"@/clusters/c.json: nodes: value 1000000000 is above the limit of 262144"},
         {{"clusters/c.json", with(cluster(""), "\"nodes\": 2", "\"nodes\": 1000000000")}})

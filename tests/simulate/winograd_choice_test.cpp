@@ -32,14 +32,14 @@ TEST_CASE("Winograd takes a 3x3 convolution only where it beats the implicit GEM
   };
   // The same work on the implicit GEMM: an ineligible copy of the kernel.
   const auto direct_s = [&](KernelSpec k) {
-    k.winograd_eligible = false;
+    k.winograd_filter = 0;
     return time_s(k);
   };
   const KernelSpec wide = conv_fwd(256);
   const KernelSpec narrow = conv_fwd(3);
-  REQUIRE(wide.winograd_eligible);
-  REQUIRE(narrow.winograd_eligible);
-  CHECK_FALSE(conv_fwd(256, 2).winograd_eligible);
+  REQUIRE(wide.winograd_filter == 3);
+  REQUIRE(narrow.winograd_filter == 3);
+  CHECK(conv_fwd(256, 2).winograd_filter == 0);
   // 256 channels: Winograd's fewer multiplications win (Pascal's calibrated gain is near 2).
   CHECK(time_s(wide) < 0.7 * direct_s(wide));
   // 3 channels: a 3-deep reduction per transformed tile is slower than the 27-deep implicit GEMM,

@@ -1,7 +1,7 @@
-// Nonfused Winograd F(4x4,3x3) (cuDNN's *_WINOGRAD_NONFUSED): where the kernels profile offers
-// it, a 3x3 stride-1 convolution on CUDA-core math may run as a data transform, 36 batched GEMMs
-// on a quarter of the multiplications at the GEMM efficiency, and an output transform, whichever
-// of the algorithms finishes first.
+// Nonfused Winograd F(4x4,3x3) and F(5x5,5x5) (cuDNN's *_WINOGRAD_NONFUSED): where the kernels
+// profile offers it, a 3x3 (5x5) stride-1 convolution on CUDA-core math may run as a data
+// transform, 36 (81) batched GEMMs on 4x (7.7x) fewer multiplications at the GEMM efficiency, and
+// an output transform, whichever of the algorithms finishes first.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -33,7 +33,8 @@ trainsim::sim::Kernel conv3x3(std::string_view what, std::int64_t channels, std:
 }
 
 AcceleratorSpec without_nonfused(AcceleratorSpec a) {
-  a.kernels.winograd_nonfused = false;
+  a.kernels.winograd_nonfused_3x3 = false;
+  a.kernels.winograd_nonfused_5x5 = false;
   return a;
 }
 
@@ -42,12 +43,12 @@ AcceleratorSpec without_nonfused(AcceleratorSpec a) {
 TEST_CASE("nonfused Winograd prices transforms plus batched GEMMs on a quarter of the math") {
   const auto lib = trainsim::cli::load_profile_library({});
   const AcceleratorSpec& v100 = lib.accelerator("v100-sxm2-16gb", "test");
-  REQUIRE(v100.kernels.winograd_nonfused);
+  REQUIRE(v100.kernels.winograd_nonfused_3x3);
   for (const char* what : {"conv fwd", "conv dgrad", "conv wgrad"}) {
     INFO(what);
     // 256 -> 256 channels on 28x28: compute-bound, 7x7 whole 4x4 tiles per sample.
     const auto k = conv3x3(what, 256, 28, Dtype::fp32);
-    REQUIRE(k.winograd_eligible);
+    REQUIRE(k.winograd_filter == 3);
     const double with_s = trainsim::sim::kernel_body_s(v100, k);
     const double without_s = trainsim::sim::kernel_body_s(without_nonfused(v100), k);
     CHECK(with_s < 0.8 * without_s);  // the algorithm cuDNN's autotuner keeps
@@ -64,6 +65,37 @@ TEST_CASE("nonfused Winograd prices transforms plus batched GEMMs on a quarter o
     CHECK(with_s >= transforms_s + gemm_s);
     CHECK(with_s < transforms_s + gemm_s / 0.85);
   }
+}
+
+TEST_CASE("nonfused Winograd F(5x5,5x5) takes 5x5 filters where the profile offers it") {
+  const auto lib = trainsim::cli::load_profile_library({});
+  // GoogLeNet's 192 -> 32 5x5 convolution on 28x28 (a DeepBench row), at batch 16.
+  const KernelSpec spec = trainsim::test::conv_kernel(
+      {192, 28, 28}, trainsim::models::conv_spec(32, 5, 1, 2), "conv fwd");
+  REQUIRE(spec.winograd_filter == 5);
+  const auto k = trainsim::models::instantiate(spec, 16, Dtype::fp32);
+  // Volta offers it (cuDNN 7.6 chose WINOGRAD_NONFUSED or FFT_TILING for DeepBench's 5x5
+  // stride-1 rows); 25 x 25 / 81 = 7.7x fewer multiplications at the GEMM efficiency, after and
+  // before transforms over 81/25 = 3.24x expanded tiles.
+  const AcceleratorSpec& v100 = lib.accelerator("v100-sxm2-16gb", "test");
+  REQUIRE(v100.kernels.winograd_nonfused_5x5);
+  const double bw = v100.memory_bw_bytes_per_s *
+                    v100.kernels.memory[static_cast<std::size_t>(KernelClass::elementwise)];
+  const double transforms_s = (1 + 81.0 / 25) * k.bytes / bw + 3 * v100.kernel_launch_overhead_s;
+  const double gemm_s =
+      k.flops / (625.0 / 81) /
+      (*v100.peak(Dtype::fp32) * trainsim::sim::sustained_clock_fraction(v100, Dtype::fp32) *
+       v100.kernels.effective_compute(KernelClass::gemm, Dtype::fp32));
+  const double with_s = trainsim::sim::kernel_body_s(v100, k);
+  CHECK(with_s >= transforms_s + gemm_s);
+  CHECK(with_s < 0.7 * trainsim::sim::kernel_body_s(without_nonfused(v100), k));
+  // Pascal's profile offers 3x3 only (cuDNN 6 took the implicit GEMM for every 5x5 row of
+  // DeepBench's P100 and GTX 1080 Ti): the implicit GEMM's price.
+  const AcceleratorSpec& p100 = lib.accelerator("p100-sxm2-16gb", "test");
+  CHECK(p100.kernels.winograd_nonfused_3x3);
+  CHECK_FALSE(p100.kernels.winograd_nonfused_5x5);
+  CHECK(trainsim::sim::kernel_body_s(p100, k) ==
+        trainsim::sim::kernel_body_s(without_nonfused(p100), k));
 }
 
 TEST_CASE("nonfused Winograd tiles each sample's map in whole 4x4 tiles") {
@@ -93,12 +125,12 @@ TEST_CASE("nonfused Winograd is not offered on matrix units or without the profi
         trainsim::sim::kernel_body_s(without_nonfused(v100), half));
   // Ampere's profile does not offer it: its fp32 convolutions are priced as before.
   const AcceleratorSpec& a100 = lib.accelerator("a100-sxm4-40gb", "test");
-  CHECK_FALSE(a100.kernels.winograd_nonfused);
+  CHECK_FALSE(a100.kernels.winograd_nonfused_3x3);
   // 1x1 and strided convolutions are not eligible.
   const KernelSpec pointwise = trainsim::test::conv_kernel(
       {256, 28, 28}, trainsim::models::conv_spec(256, 1, 1, 0), "conv fwd");
-  CHECK_FALSE(pointwise.winograd_eligible);
+  CHECK(pointwise.winograd_filter == 0);
   const KernelSpec strided = trainsim::test::conv_kernel(
       {256, 28, 28}, trainsim::models::conv_spec(256, 3, 2, 1), "conv fwd");
-  CHECK_FALSE(strided.winograd_eligible);
+  CHECK(strided.winograd_filter == 0);
 }
