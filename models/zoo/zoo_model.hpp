@@ -66,12 +66,12 @@ enum class RnnForm { any, cudnn_only, tf_block_only };
 struct KernelSpec {
   const char* what = "";  // static label, e.g. "conv fwd", "conv dgrad", "bn bwd"
   sim::KernelClass cls = sim::KernelClass::elementwise;
-  double flops = 0;                // per sample
-  double act_elements = 0;         // activation elements read + written, per sample
-  double param_elements = 0;       // parameter elements read + written (independent of the batch)
-  int winograd_filter = 0;  // 3 or 5: a square stride-1 ungrouped convolution (sim::Kernel's)
-  bool weight_gradient = false;    // a convolution's weight gradient (sim::Kernel's flag)
-  bool dilated = false;            // a dilated convolution (sim::Kernel's flag)
+  double flops = 0;              // per sample
+  double act_elements = 0;       // activation elements read + written, per sample
+  double param_elements = 0;     // parameter elements read + written (independent of the batch)
+  int winograd_filter = 0;       // 3 or 5: a square stride-1 ungrouped convolution (sim::Kernel's)
+  bool weight_gradient = false;  // a convolution's weight gradient (sim::Kernel's flag)
+  bool dilated = false;          // a dilated convolution (sim::Kernel's flag)
   bool strided_data_gradient = false;  // a strided convolution's data gradient (sim::Kernel's)
   double raw_bytes = 0;                // per sample, independent of the dtype
   sim::GemmShape gemm;                 // compute classes: the GEMM view, per sample along batch_dim
