@@ -160,6 +160,7 @@ int calibrate_on_table(const TableCalibrationRequest& req, const sim::ProfileLib
     fit_params.push_back({p.text, p.start, p.lower, p.upper});
   fit::CalibrationOptions options;
   options.max_iterations = req.max_iterations;
+  options.objective = req.objective;
   const fit::CalibrationResult result = fit::calibrate(fit_params, measured, model, options);
   std::vector<double> values;
   for (const auto& p : result.parameters)
@@ -171,6 +172,7 @@ int calibrate_on_table(const TableCalibrationRequest& req, const sim::ProfileLib
   j["source"] = table->source;
   j["rows"] = req.rows.empty() ? ".*" : req.rows;
   j["points"] = measured.size();
+  j["objective"] = objective_name(req.objective);
   j["converged"] = result.converged;
   j["parameters"] = nlohmann::ordered_json::array();
   for (std::size_t i = 0; i < params.size(); ++i) {
@@ -193,7 +195,11 @@ int calibrate_on_table(const TableCalibrationRequest& req, const sim::ProfileLib
   } else {
     io.out << "calibrated on " << table->name << " (calibration half, " << measured.size()
            << " rows" << (req.rows.empty() ? "" : " matching '" + req.rows + "'") << "; "
-           << table->source << ")\n\n";
+           << table->source << "), minimising the rows' "
+           << (req.objective == fit::CalibrationObjective::relative_l1
+                   ? "mean absolute relative error (soft-L1)"
+                   : "squared relative errors")
+           << "\n\n";
     for (std::size_t i = 0; i < params.size(); ++i) {
       const auto& r = result.parameters[i];
       io.out << "  " << params[i].text << ": " << params[i].start << " -> " << r.value;

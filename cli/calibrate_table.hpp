@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cli/commands.hpp"
+#include "fit/calibration.hpp"
 #include "sim/config/profile_library.hpp"
 
 namespace trainsim::cli {
@@ -18,6 +19,8 @@ struct TableCalibrationRequest {
   std::string rows;               // regular expression over row labels; empty: all rows
   int max_iterations = 50;
   bool json = false;
+  // The table's report is its MAPE: by default the fit minimises it (soft-L1).
+  fit::CalibrationObjective objective = fit::CalibrationObjective::relative_l1;
 };
 
 int calibrate_on_table(const TableCalibrationRequest& req, const sim::ProfileLibrary& base,

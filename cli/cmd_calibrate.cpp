@@ -2,6 +2,7 @@
 // profile parameters so that simulated throughput matches measured points (fit/calibration).
 
 #include <filesystem>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -49,6 +50,7 @@ int run_calibrate(const Args& args, CommandIo& io) {
   std::string max_iterations_text = "50";
   std::string table;
   std::string rows;
+  std::string objective_text;
   options.add_options()("scenario", po::value(&scenario_file), "scenario JSON file")(
       "table", po::value(&table),
       "instead of SCENARIO and MEASURED: fit profile values (--free KIND/NAME:PATH) to the "
@@ -72,7 +74,11 @@ int run_calibrate(const Args& args, CommandIo& io) {
       "folder to write the calibrated profile(s) (<kind>s/<name>.json, load with --profile-dir) "
       "and/or scenario")("max-iterations", po::value(&max_iterations_text),
                          "solver iteration limit (default 50)")(
-      "format", po::value(&format)->default_value("text"), "text or json");
+      "format", po::value(&format)->default_value("text"), "text or json")(
+      "objective", po::value(&objective_text),
+      "what the fit minimises over the rows' relative errors: mape (their mean absolute value, "
+      "what `trainsim validate` reports; the default with --table) or rms (least squares; the "
+      "default with SCENARIO and MEASURED)");
   po::positional_options_description positional;
   positional.add("scenario", 1).add("measured", 1);
   po::variables_map vm;
@@ -88,6 +94,16 @@ int run_calibrate(const Args& args, CommandIo& io) {
   }
   const auto max_iterations =
       static_cast<int>(parse_integer_option("--max-iterations", max_iterations_text, 1, 1000));
+  std::optional<fit::CalibrationObjective> objective;
+  if (vm.count("objective")) {
+    if (objective_text == "mape") {
+      objective = fit::CalibrationObjective::relative_l1;
+    } else if (objective_text == "rms") {
+      objective = fit::CalibrationObjective::relative_l2;
+    } else {
+      throw UsageError("--objective " + objective_text, "expected mape or rms");
+    }
+  }
   // The output folder must be usable before the calibration runs, not after the report.
   if (!out_dir.empty()) {
     std::error_code ec;
@@ -104,6 +120,7 @@ int run_calibrate(const Args& args, CommandIo& io) {
     }
     TableCalibrationRequest req{table, split_commas(free_texts), rows, max_iterations,
                                 format == "json"};
+    if (objective) req.objective = *objective;
     return calibrate_on_table(req, profiles, io);
   }
   if (scenario_file.empty() || measured_file.empty()) {
@@ -117,6 +134,7 @@ int run_calibrate(const Args& args, CommandIo& io) {
     measured.push_back(row.throughput_samples_per_s);
   fit::CalibrationOptions fit_options;
   fit_options.max_iterations = max_iterations;
+  if (objective) fit_options.objective = *objective;
   const std::vector<fit::CalibrationParameter> parameters = calibration_parameters(setup);
   const fit::BlackBoxModel model = [&setup, &profiles](std::span<const double> values,
                                                        std::size_t point) {

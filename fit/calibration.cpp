@@ -23,8 +23,8 @@ constexpr double kMinSensitivity = 1e-6;
 class ScaledModel {
  public:
   ScaledModel(std::span<const CalibrationParameter> parameters, std::span<const double> measured,
-              const BlackBoxModel& model)
-      : parameters_(parameters), measured_(measured), model_(model) {
+              const BlackBoxModel& model, CalibrationObjective objective)
+      : parameters_(parameters), measured_(measured), model_(model), objective_(objective) {
     for (const CalibrationParameter& p : parameters) {
       scale_.push_back(std::abs(p.initial));
       lower_.push_back(p.lower / std::abs(p.initial));
@@ -60,11 +60,17 @@ class ScaledModel {
     return true;
   }
 
-  // Relative residuals (measured - predicted) / measured.
+  // The residuals the solver squares: the relative errors (measured - predicted) / measured, or,
+  // for the L1 objective, sign(r) sqrt(soft-L1(r)), whose squares sum to the soft-L1 loss.
   bool residuals(std::span<const double> x, std::span<double> r) const {
     if (!predict(x, r)) return false;
-    for (std::size_t i = 0; i < r.size(); ++i)
+    for (std::size_t i = 0; i < r.size(); ++i) {
       r[i] = (measured_[i] - r[i]) / measured_[i];
+      if (objective_ == CalibrationObjective::relative_l1) {
+        constexpr double a2 = kSoftL1Scale * kSoftL1Scale;
+        r[i] = std::copysign(std::sqrt(2 * a2 * (std::sqrt(1 + r[i] * r[i] / a2) - 1)), r[i]);
+      }
+    }
     return true;
   }
 
@@ -108,6 +114,7 @@ class ScaledModel {
   std::span<const CalibrationParameter> parameters_;
   std::span<const double> measured_;
   const BlackBoxModel& model_;
+  CalibrationObjective objective_;
   std::vector<double> scale_;
   std::vector<double> lower_;
   std::vector<double> upper_;
@@ -204,11 +211,15 @@ void check_inputs(std::span<const CalibrationParameter> parameters,
 
 }  // namespace
 
+const char* objective_name(CalibrationObjective objective) {
+  return objective == CalibrationObjective::relative_l1 ? "mape" : "rms";
+}
+
 CalibrationResult calibrate(std::span<const CalibrationParameter> parameters,
                             std::span<const double> measured, const BlackBoxModel& model,
                             const CalibrationOptions& options) {
   check_inputs(parameters, measured);
-  const ScaledModel scaled(parameters, measured, model);
+  const ScaledModel scaled(parameters, measured, model, options.objective);
   const std::size_t p = parameters.size();
   const std::size_t n = measured.size();
 

@@ -31,6 +31,24 @@ struct CalibrationParameter {
 // off; the first message is kept for the report. A non-finite result fails the same way.
 using BlackBoxModel = std::function<double(std::span<const double> values, std::size_t point)>;
 
+// What the fit minimises over the points' relative errors r = (measured - predicted) / measured.
+enum class CalibrationObjective {
+  // Sum of r^2: least squares, whose rms error the measured-CSV report gives.
+  relative_l2,
+  // Sum of |r|, the mean absolute percentage error `trainsim validate` reports, through the
+  // smooth soft-L1 loss 2 a^2 (sqrt(1 + r^2 / a^2) - 1) with a = kSoftL1Scale (Ceres's
+  // SoftLOneLoss; it is |r| within a^2 / |r| of 2 a |r| past a few a). Unlike least squares it
+  // does not let the few rows that are 2-5x off, which relative errors leave unbounded above and
+  // bounded below, pull every other row off: a MAPE fit is a weighted median, not a mean.
+  relative_l1,
+};
+
+// "mape" or "rms", the names `trainsim calibrate --objective` takes.
+const char* objective_name(CalibrationObjective objective);
+
+// The soft-L1 loss's scale: relative errors well above 2% are weighed linearly.
+inline constexpr double kSoftL1Scale = 0.02;
+
 struct CalibrationOptions {
   // Finite-difference step relative to the scaled (O(1)) parameter. A simulator's output is
   // piecewise smooth (roofline max(compute, memory), overlap of communication with compute,
@@ -39,6 +57,7 @@ struct CalibrationOptions {
   double relative_step = 1e-3;
   int max_iterations = 50;
   double confidence = 0.95;
+  CalibrationObjective objective = CalibrationObjective::relative_l2;
 };
 
 struct CalibratedParameter {

@@ -32,7 +32,8 @@ def format_value(path, value):
 def apply(fit):
     table = fit["table"]
     rows = fit.get("rows", ".*")
-    where = f"calibrated on {table} (calibration half" + ("" if rows == ".*" else f", rows '{rows}'") + ")"
+    where = f"calibrated on {table} (calibration half" + ("" if rows == ".*" else f", rows '{rows}'") + (
+        ", MAPE fit" if fit.get("objective") == "mape" else "") + ")"
     for p in fit["parameters"]:
         kind_name, path = p["name"].split(":", 1)
         kind, name = kind_name.split("/", 1)

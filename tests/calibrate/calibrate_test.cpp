@@ -258,3 +258,56 @@ TEST_CASE("calibrate bad input exits 2 naming the path, column or line") {
   CHECK(clash.exit_code == 2);
   CHECK(contains(clash.err, "sets a parameter that --free calibrates"));
 }
+
+TEST_CASE("the MAPE objective is not pulled off by a few far-off rows") {
+  // y = a x at a = 2 on ten points, and two points measured 4x and 5x the line (a bad row).
+  std::vector<double> measured;
+  for (int i = 1; i <= 10; ++i)
+    measured.push_back(2.0 * i);
+  measured.push_back(4 * 2.0 * 11);
+  measured.push_back(5 * 2.0 * 12);
+  const fit::BlackBoxModel line = [](std::span<const double> v, std::size_t i) {
+    return v[0] * static_cast<double>(i + 1);
+  };
+  const std::vector<fit::CalibrationParameter> params{{"a", 1.0, 1e-3, 100.0}};
+  fit::CalibrationOptions l1;
+  l1.objective = fit::CalibrationObjective::relative_l1;
+  const fit::CalibrationResult robust = fit::calibrate(params, measured, line, l1);
+  const fit::CalibrationResult squares = fit::calibrate(params, measured, line);
+  // Least squares of relative errors settles between the line and the bad rows; the MAPE fit is
+  // a weighted median and keeps the line, within the soft-L1 loss's rounding of |r| near 0.
+  CHECK(robust.parameters[0].value == Approx(2.0).epsilon(0.01));
+  CHECK(squares.parameters[0].value > 2.05);
+  CHECK(fit::objective_name(l1.objective) == std::string("mape"));
+  CHECK(fit::objective_name(fit::CalibrationOptions{}.objective) == std::string("rms"));
+}
+
+TEST_CASE("calibrate --table minimises the table's MAPE unless told --objective rms") {
+  const std::vector<std::string> base{"calibrate",
+                                      "--table",
+                                      "deepbench_gemm",
+                                      "--rows",
+                                      "v100-sxm2-16gb fp32",
+                                      "--free",
+                                      "kernels/nvidia-volta:compute.gemm.fp32",
+                                      "--format",
+                                      "json",
+                                      "--max-iterations",
+                                      "10"};
+  const auto mape = run_cli(base);
+  REQUIRE(mape.exit_code == 0);
+  const auto j = nlohmann::json::parse(mape.out);
+  CHECK(j.at("objective") == "mape");
+  CHECK(j.at("mape_pct").at("calibration_after").get<double>() <=
+        j.at("mape_pct").at("calibration_before").get<double>() + 1e-9);
+  auto with_rms = base;
+  with_rms.insert(with_rms.end(), {"--objective", "rms"});
+  const auto rms = run_cli(with_rms);
+  REQUIRE(rms.exit_code == 0);
+  CHECK(nlohmann::json::parse(rms.out).at("objective") == "rms");
+  auto bad = base;
+  bad.insert(bad.end(), {"--objective", "l3"});
+  const auto refused = run_cli(bad);
+  CHECK(refused.exit_code == 2);
+  CHECK(contains(refused.err, "--objective l3: expected mape or rms"));
+}
