@@ -39,7 +39,9 @@ enum class CalibrationObjective {
   // smooth soft-L1 loss 2 a^2 (sqrt(1 + r^2 / a^2) - 1) with a = kSoftL1Scale (Ceres's
   // SoftLOneLoss; it is |r| within a^2 / |r| of 2 a |r| past a few a). Unlike least squares it
   // does not let the few rows that are 2-5x off, which relative errors leave unbounded above and
-  // bounded below, pull every other row off: a MAPE fit is a weighted median, not a mean.
+  // bounded below, pull every other row off: a MAPE fit is a weighted median, not a mean. The
+  // standard errors are then those of the transformed residuals (fit/calibration.cpp): a
+  // local, least-squares reading of the soft-L1 problem.
   relative_l1,
 };
 
