@@ -96,13 +96,8 @@ int run_calibrate(const Args& args, CommandIo& io) {
       static_cast<int>(parse_integer_option("--max-iterations", max_iterations_text, 1, 1000));
   std::optional<fit::CalibrationObjective> objective;
   if (vm.count("objective")) {
-    if (objective_text == "mape") {
-      objective = fit::CalibrationObjective::relative_l1;
-    } else if (objective_text == "rms") {
-      objective = fit::CalibrationObjective::relative_l2;
-    } else {
-      throw UsageError("--objective " + objective_text, "expected mape or rms");
-    }
+    objective = fit::objective_named(objective_text);
+    if (!objective) throw UsageError("--objective " + objective_text, "expected mape or rms");
   }
   // The output folder must be usable before the calibration runs, not after the report.
   if (!out_dir.empty()) {

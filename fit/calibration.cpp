@@ -215,6 +215,13 @@ const char* objective_name(CalibrationObjective objective) {
   return objective == CalibrationObjective::relative_l1 ? "mape" : "rms";
 }
 
+std::optional<CalibrationObjective> objective_named(std::string_view name) {
+  for (const auto o : {CalibrationObjective::relative_l1, CalibrationObjective::relative_l2}) {
+    if (name == objective_name(o)) return o;
+  }
+  return std::nullopt;
+}
+
 CalibrationResult calibrate(std::span<const CalibrationParameter> parameters,
                             std::span<const double> measured, const BlackBoxModel& model,
                             const CalibrationOptions& options) {

@@ -9,8 +9,10 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <Eigen/Core>
@@ -47,6 +49,8 @@ enum class CalibrationObjective {
 
 // "mape" or "rms", the names `trainsim calibrate --objective` takes.
 const char* objective_name(CalibrationObjective objective);
+// The objective of that name; nullopt for any other text.
+std::optional<CalibrationObjective> objective_named(std::string_view name);
 
 // The soft-L1 loss's scale: relative errors well above 2% are weighed linearly.
 inline constexpr double kSoftL1Scale = 0.02;
