@@ -231,17 +231,36 @@ void layer_launches(const Scenario& s, const Layer& l, Pass pass, double batch,
     }
     out.push_back({"autocast cast", cast.cls, sim::kernel_time_s(acc, cast), host, k.repeat});
   };
+  // The fp32 list: softmax and the normalizations other than batch norm.
+  const auto fp32_listed = [](const KernelSpec& k) {
+    return k.cls == sim::KernelClass::softmax ||
+           (k.cls == sim::KernelClass::normalization &&
+            std::string_view(k.what).find("bn ") == std::string_view::npos &&
+            std::string_view(k.what).find("batch") == std::string_view::npos);
+  };
+  // TensorFlow's graph rewrite: the zoo's layers are a transformer's attention or MLP block, a
+  // convolution with its norm and activation, an RNN. Within one whose forward runs a deny-list
+  // op (a softmax, a layer norm's Mean), every memory-bound op lies downstream of it or feeds it
+  // (scores, mask and dropout around the softmax; bias, activation, dropout and residual add on
+  // the way to the norm), so all of them run in fp32 both ways, and each GEMM's operands and
+  // results are cast (its input down, its output up; the weight gradient reuses the casts of
+  // the data gradient). Batch norm, ReLU, pooling and residual adds between convolutions stay
+  // 16-bit (gray and clear ops between allow-list ones).
+  const bool rewrite = fp32_list_ops && s.framework.amp_fp32_ops == sim::AmpFp32Ops::graph_rewrite;
+  const bool fp32_layer =
+      rewrite && std::any_of(l.fwd_kernels.begin(), l.fwd_kernels.end(), fp32_listed);
   const auto specs_of = pass == Pass::forward ? &l.fwd_kernels : &l.bwd_kernels;
   for (const KernelSpec& k : *specs_of) {
     if (!wanted(k, s)) continue;
-    const bool in_fp32 = fp32_list_ops && k.cls != sim::KernelClass::gemm &&
-                         (k.cls == sim::KernelClass::softmax ||
-                          (k.cls == sim::KernelClass::normalization &&
-                           std::string_view(k.what).find("bn ") == std::string_view::npos &&
-                           std::string_view(k.what).find("batch") == std::string_view::npos));
+    const bool compute = sim::is_compute_class(k.cls);
+    const bool in_fp32 = rewrite
+                             ? fp32_layer && !compute
+                             : fp32_list_ops && k.cls != sim::KernelClass::gemm && fp32_listed(k);
+    if (fp32_layer && compute && std::string_view(k.what).find("wgrad") == std::string_view::npos)
+      autocast_cast(k, k.act_elements);
     // Half of a pointwise kernel's traffic is its output (one read, one write per element).
     const double out_elements = k.act_elements / 2;
-    if (in_fp32 && k.cls == sim::KernelClass::softmax) autocast_cast(k, out_elements);
+    if (!rewrite && in_fp32 && k.cls == sim::KernelClass::softmax) autocast_cast(k, out_elements);
     sim::Kernel kernel = instantiate(k, batch, in_fp32 ? sim::Dtype::fp32 : storage_dtype(s));
     kernel.dtype = compute_dtype(s, k.cls);
     if (k.cls == sim::KernelClass::elementwise && can_fold()) {
@@ -249,7 +268,7 @@ void layer_launches(const Scenario& s, const Layer& l, Pass pass, double batch,
       continue;
     }
     out.push_back({k.what, k.cls, sim::kernel_time_s(acc, kernel), host, k.repeat});
-    if (in_fp32) autocast_cast(k, out_elements);
+    if (!rewrite && in_fp32) autocast_cast(k, out_elements);
   }
   if (casts && pass == Pass::backward) {
     sim::Kernel cast;

@@ -289,6 +289,9 @@ FrameworkSpec read_framework(JsonReader& r) {
   f.mixed_precision = r.choice("mixed_precision", {"autocast", "master_weights"}) == "autocast"
                           ? MixedPrecision::autocast
                           : MixedPrecision::master_weights;
+  f.amp_fp32_ops = r.choice_or("amp_fp32_ops", {"listed", "graph_rewrite"}, "listed") == "listed"
+                       ? AmpFp32Ops::listed
+                       : AmpFp32Ops::graph_rewrite;
   f.rnn = r.choice("rnn", {"cudnn", "tf_block_lstm"}) == "cudnn" ? RnnKernels::cudnn
                                                                  : RnnKernels::tf_block_lstm;
   JsonReader opt = r.object("optimizer");

@@ -111,6 +111,19 @@ enum class MixedPrecision {
   autocast,        // fp32 weights and gradients, 16-bit copies cast per step (torch.amp, TF/Keras)
   master_weights,  // 16-bit weights and gradients plus an fp32 master copy (apex O2, MXNet)
 };
+// Which memory-bound ops a mixed-precision step runs in fp32.
+enum class AmpFp32Ops {
+  // The framework's fp32 list (softmax, layer norm, losses) and nothing else: torch.amp casts
+  // the listed ops' inputs up and the next GEMM casts their outputs back down.
+  listed,
+  // TensorFlow's automatic mixed precision graph rewrite (grappler): an op leaves fp32 only if
+  // it lies between two allow-list ops (MatMul, BatchMatMul, Conv2D, cuDNN RNNs) with no
+  // deny-list op (Softmax, Mean, Sum, Exp, Log, Pow) upstream of it on the way: everything
+  // downstream of a softmax or a layer norm's Mean stays fp32 until the next MatMul
+  // (tensorflow/core/grappler/optimizers/auto_mixed_precision.cc,
+  // PropagateBlackFwdThroughClearAndGray and AddClearAndGrayToWhiteIfBetweenWhite).
+  graph_rewrite,
+};
 // Which kernels an LSTM layer launches (the zoo's lstm() has both forms).
 enum class RnnKernels {
   cudnn,          // cuDNN's RNN: all steps' input projections as one GEMM, then per step one
@@ -138,6 +151,7 @@ struct FrameworkSpec {
                                 // host cost, host_per_step_s covers the graph launch
   Fusion fusion = Fusion::none;
   MixedPrecision mixed_precision = MixedPrecision::autocast;
+  AmpFp32Ops amp_fp32_ops = AmpFp32Ops::listed;
   RnnKernels rnn = RnnKernels::cudnn;
   OptimizerKernels optimizer_kernels = OptimizerKernels::multi_tensor;
   int tensors_per_optimizer_kernel = 1;  // multi_tensor / fused: tensors per launch

@@ -110,6 +110,14 @@ HOSTILE("kernels profile offering nonfused Winograd as a switch",
         {"profiles", "list", "--profile-dir", "@/"}, 2,
         {"@/kernels/arch.json", "winograd_nonfused", "expected an array of integers, got true"},
         {{"kernels/arch.json", kernels_profile("\"winograd_nonfused\": true")}})
+HOSTILE("framework profile with an unknown mixed-precision fp32 policy",
+        {"profiles", "list", "--profile-dir", "@/"}, 2,
+        {"@/frameworks/f.json", "amp_fp32_ops", "downstream", "listed|graph_rewrite"},
+        {{"frameworks/f.json", R"({"kind": "framework", "name": "f",
+  "host": {"forward_per_kernel": "5 us", "backward_per_kernel": "5 us",
+           "optimizer_per_kernel": "5 us", "per_step": "1 ms", "syncs_per_step": 1},
+  "graph_launch": false, "fusion": "none", "mixed_precision": "autocast",
+  "amp_fp32_ops": "downstream", "rnn": "cudnn", "optimizer": {"kernels": "per_tensor"}})"}})
 HOSTILE("cluster of 1e9 nodes", {"profiles", "list", "--profile-dir", "@/"}, 2,
         {"@/clusters/c.json: nodes: value 1000000000 is above the limit of 262144"},
         {{"clusters/c.json", with(cluster(""), "\"nodes\": 2", "\"nodes\": 1000000000")}})
