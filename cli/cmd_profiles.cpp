@@ -113,6 +113,8 @@ void show_framework(std::ostream& os, const sim::FrameworkSpec& f) {
      << "  graph launch " << (f.graph_launch ? "yes" : "no") << ", fusion "
      << (f.fusion == sim::Fusion::none ? "none" : "pointwise") << ", mixed precision "
      << (f.mixed_precision == sim::MixedPrecision::autocast ? "autocast" : "master_weights")
+     << " (fp32 ops: " << (f.amp_fp32_ops == sim::AmpFp32Ops::listed ? "listed" : "graph_rewrite")
+     << ")"
      << ", optimizer kernels "
      << (f.optimizer_kernels == sim::OptimizerKernels::per_tensor     ? "per_tensor"
          : f.optimizer_kernels == sim::OptimizerKernels::multi_tensor ? "multi_tensor"
