@@ -221,7 +221,8 @@ std::vector<ValidationPoint> deepbench_lstm(const sim::ProfileLibrary& lib) {
     const auto layers = nb.take_layers();
     std::vector<models::KernelSpec> data_grad, weight_grad;
     for (const models::KernelSpec& k : layers[0].bwd_kernels)
-      (std::string_view(k.what) == "lstm weight grad" ? weight_grad : data_grad).push_back(k);
+      (std::string_view(k.what).starts_with("lstm weight grad") ? weight_grad : data_grad)
+          .push_back(k);
     const std::vector<std::pair<const char*, std::vector<models::KernelSpec>>> parts{
         {"fwd_ms", layers[0].fwd_kernels},
         {"bwd_inputs_ms", data_grad},

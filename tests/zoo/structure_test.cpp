@@ -220,6 +220,16 @@ TEST_CASE("an LSTM also carries TensorFlow's BlockLSTM form: per step xh, one GE
   }
   CHECK(block_wgrad == steps);
   CHECK(cudnn_wgrad == 1);
+  // cuDNN adds the weight gradient into dw (cudnnRNNBackwardWeights is additive): one pass after
+  // the GEMM reading its result and dw and writing dw, whatever the batch and the steps.
+  const trainsim::models::KernelSpec* accumulate = nullptr;
+  for (const auto& k : layer.bwd_kernels) {
+    if (std::string(k.what) == "lstm weight grad accumulate") accumulate = &k;
+  }
+  REQUIRE(accumulate != nullptr);
+  CHECK(accumulate->rnn_form == RnnForm::cudnn_only);
+  CHECK(accumulate->act_elements == 0);
+  CHECK(accumulate->param_elements == Approx(3.0 * 4 * h * (in + h)));
   for (const auto& k : layer.fwd_kernels)
     CHECK(k.rnn_form != RnnForm::any);  // every kernel belongs to exactly one form
 }
