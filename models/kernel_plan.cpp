@@ -21,6 +21,21 @@ double activation_bytes_per_element(const Scenario& s) {
 
 namespace {
 
+// Autocast's fp32 list as the zoo's kernels show it: softmax and the normalizations other than
+// batch norm (TensorFlow's deny list holds their Softmax and Mean).
+bool fp32_listed(const KernelSpec& k) {
+  return k.cls == sim::KernelClass::softmax ||
+         (k.cls == sim::KernelClass::normalization &&
+          std::string_view(k.what).find("bn ") == std::string_view::npos &&
+          std::string_view(k.what).find("batch") == std::string_view::npos);
+}
+
+// A 16-bit step whose framework keeps fp32 weights and casts per op (torch.amp, TF's AMP).
+bool autocast_16bit(const Scenario& s) {
+  return s.precision != sim::Dtype::fp32 && s.precision != sim::Dtype::tf32 &&
+         s.framework.mixed_precision == sim::MixedPrecision::autocast;
+}
+
 sim::Dtype compute_dtype(sim::Dtype precision, sim::KernelClass cls) {
   if (precision == sim::Dtype::fp8)
     return cls == sim::KernelClass::gemm ? sim::Dtype::fp8 : sim::Dtype::bf16;
@@ -168,6 +183,11 @@ double optimizer_state_bytes_per_param(const Scenario& s) {
   return 0;
 }
 
+bool rewrite_keeps_fp32(const Scenario& s, const Layer& l) {
+  return autocast_16bit(s) && s.framework.amp_fp32_ops == sim::AmpFp32Ops::graph_rewrite &&
+         std::any_of(l.fwd_kernels.begin(), l.fwd_kernels.end(), fp32_listed);
+}
+
 void layer_launches(const Scenario& s, const Layer& l, Pass pass, double batch,
                     std::vector<Launch>& out) {
   if (s.model.measured) {  // an imported workload: its kernels as measured, nothing added
@@ -198,8 +218,7 @@ void layer_launches(const Scenario& s, const Layer& l, Pass pass, double batch,
   // softmax, and the fp32 output is cast back down where a 16-bit GEMM consumes it (one cast
   // kernel each way, read one width and write the other; backward casts the gradients the same
   // way). Batch norm (cuDNN takes 16-bit data with fp32 statistics) is not on the list.
-  const bool fp32_list_ops = s.precision != sim::Dtype::fp32 && s.precision != sim::Dtype::tf32 &&
-                             s.framework.mixed_precision == sim::MixedPrecision::autocast;
+  const bool fp32_list_ops = autocast_16bit(s);
   // A pointwise kernel fused into its producer (the launch before it): no launch, no gap; only
   // the extra operand is read (a third of the standalone kernel's read + write traffic). Its
   // `repeat` launches' work spreads over the producer's launches (a loop body's pointwise op
@@ -231,13 +250,6 @@ void layer_launches(const Scenario& s, const Layer& l, Pass pass, double batch,
     }
     out.push_back({"autocast cast", cast.cls, sim::kernel_time_s(acc, cast), host, k.repeat});
   };
-  // The fp32 list: softmax and the normalizations other than batch norm.
-  const auto fp32_listed = [](const KernelSpec& k) {
-    return k.cls == sim::KernelClass::softmax ||
-           (k.cls == sim::KernelClass::normalization &&
-            std::string_view(k.what).find("bn ") == std::string_view::npos &&
-            std::string_view(k.what).find("batch") == std::string_view::npos);
-  };
   // TensorFlow's graph rewrite: the zoo's layers are a transformer's attention or MLP block, a
   // convolution with its norm and activation, an RNN. Within one whose forward runs a deny-list
   // op (a softmax, a layer norm's Mean), every memory-bound op lies downstream of it or feeds it
@@ -247,8 +259,7 @@ void layer_launches(const Scenario& s, const Layer& l, Pass pass, double batch,
   // the data gradient). Batch norm, ReLU, pooling and residual adds between convolutions stay
   // 16-bit (gray and clear ops between allow-list ones).
   const bool rewrite = fp32_list_ops && s.framework.amp_fp32_ops == sim::AmpFp32Ops::graph_rewrite;
-  const bool fp32_layer =
-      rewrite && std::any_of(l.fwd_kernels.begin(), l.fwd_kernels.end(), fp32_listed);
+  const bool fp32_layer = rewrite_keeps_fp32(s, l);
   const auto specs_of = pass == Pass::forward ? &l.fwd_kernels : &l.bwd_kernels;
   for (const KernelSpec& k : *specs_of) {
     if (!wanted(k, s)) continue;
@@ -256,8 +267,7 @@ void layer_launches(const Scenario& s, const Layer& l, Pass pass, double batch,
     const bool in_fp32 = rewrite
                              ? fp32_layer && !compute
                              : fp32_list_ops && k.cls != sim::KernelClass::gemm && fp32_listed(k);
-    if (fp32_layer && compute && std::string_view(k.what).find("wgrad") == std::string_view::npos)
-      autocast_cast(k, k.act_elements);
+    if (fp32_layer && compute && k.batch_dim != BatchDim::k) autocast_cast(k, k.act_elements);
     // Half of a pointwise kernel's traffic is its output (one read, one write per element).
     const double out_elements = k.act_elements / 2;
     if (!rewrite && in_fp32 && k.cls == sim::KernelClass::softmax) autocast_cast(k, out_elements);

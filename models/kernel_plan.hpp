@@ -85,4 +85,12 @@ double activation_bytes_per_element(const Scenario& s);
 // True when the scenario computes in 16 bits (fp16, bf16; fp8 GEMMs keep 16-bit elsewhere).
 bool low_precision(const Scenario& s);
 
+// Whether TensorFlow's AMP graph rewrite (framework `amp_fp32_ops: graph_rewrite`) keeps layer
+// `l`'s memory-bound ops in fp32: a 16-bit step of a layer whose forward runs a deny-list op (a
+// softmax, a norm other than batch norm). The memory model keeps such layers' saved activations
+// 16-bit: DeepLearningExamples' TensorFlow BERT recipes double the batch per GPU under AMP (64
+// against 32 at length 128 on V100 32GB, 16 against 8 on 16GB), which fp32 activations would
+// not leave room for.
+bool rewrite_keeps_fp32(const Scenario& s, const Layer& l);
+
 }  // namespace trainsim::models

@@ -118,3 +118,26 @@ TEST_CASE("the TensorFlow framework profiles use the AMP rewrite, PyTorch's its 
   CHECK(trainsim::test::scenario({"framework=pytorch_eager"}).framework.amp_fp32_ops ==
         AmpFp32Ops::listed);
 }
+
+TEST_CASE("the AMP rewrite keeps a layer in fp32 only with a softmax or a layer norm, in 16 bits") {
+  const auto layer_of = [](const trainsim::models::Scenario& s, const std::string& name) {
+    for (const auto& l : s.model.layers) {
+      if (l.name == name) return l;
+    }
+    FAIL("no layer " << name);
+    return trainsim::models::Layer{};
+  };
+  const auto bert16 =
+      trainsim::test::scenario({"model=bert_large", "framework=tensorflow_xla", "precision=fp16"});
+  const auto bert32 =
+      trainsim::test::scenario({"model=bert_large", "framework=tensorflow_xla", "precision=fp32"});
+  const auto resnet16 =
+      trainsim::test::scenario({"model=resnet50", "framework=tensorflow_xla", "precision=fp16"});
+  const auto torch16 =
+      trainsim::test::scenario({"model=bert_large", "framework=pytorch_eager", "precision=fp16"});
+  CHECK(trainsim::models::rewrite_keeps_fp32(bert16, layer_of(bert16, "layer.0.attention")));
+  CHECK(trainsim::models::rewrite_keeps_fp32(bert16, layer_of(bert16, "layer.0.mlp")));
+  CHECK_FALSE(trainsim::models::rewrite_keeps_fp32(bert32, layer_of(bert32, "layer.0.mlp")));
+  CHECK_FALSE(trainsim::models::rewrite_keeps_fp32(resnet16, layer_of(resnet16, "bn1")));
+  CHECK_FALSE(trainsim::models::rewrite_keeps_fp32(torch16, layer_of(torch16, "layer.0.mlp")));
+}
