@@ -819,9 +819,8 @@ Tensor NetBuilder::lstm(const Tensor& in, std::int64_t hidden, LstmInput input) 
   // weight-sized tensors, after the GEMM. DeepBench's backward-weights times have a part that
   // grows with the weights and not with N x T (results/train, bwd_weights against N at fixed h:
   // 0.27 ms in fp16 and 0.31 ms in fp32 at h 2048, 10-20 bytes per weight at the V100's 900
-  // GB/s, whatever the dtype); priced, it took
-  // DeepBench's LSTM table from 31.0% / 30.8% to 28.1% / 27.5% (V100 fp16 weight gradients from
-  // -52% to -33% mean).
+  // GB/s, whatever the dtype); priced, it took DeepBench's LSTM table from 31.0% / 30.8% to
+  // 28.1% / 27.5% (V100 fp16 weight gradients from -52% to -33% mean).
   bwd(cudnn(
       mem_spec("lstm weight grad accumulate", KernelClass::elementwise, 0, 3 * (w_ih + w_hh))));
   // BlockLSTMGradOp / BlockLSTMBprop per step, in reverse: two adds (the c and h gradients from

@@ -116,8 +116,8 @@ enum class AmpFp32Ops {
   // The framework's fp32 list (softmax, layer norm, losses) and nothing else: torch.amp casts
   // the listed ops' inputs up and the next GEMM casts their outputs back down.
   listed,
-  // TensorFlow's automatic mixed precision graph rewrite (grappler): an op leaves fp32 only if
-  // it lies between two allow-list ops (MatMul, BatchMatMul, Conv2D, cuDNN RNNs) with no
+  // TensorFlow's automatic mixed precision graph rewrite (grappler): an op runs in 16 bits only
+  // if it lies between two allow-list ops (MatMul, BatchMatMul, Conv2D, cuDNN RNNs) with no
   // deny-list op (Softmax, Mean, Sum, Exp, Log, Pow) upstream of it on the way: everything
   // downstream of a softmax or a layer norm's Mean stays fp32 until the next MatMul
   // (tensorflow/core/grappler/optimizers/auto_mixed_precision.cc,
