@@ -53,7 +53,9 @@ if [ "$stage" = all ] || [ "$stage" = kernels ]; then
     accelerator/v100-sxm2-16gb:kernel_launch_overhead
   step volta_gemm16 deepbench_gemm 'v100-sxm2-16gb fp16' kernels/nvidia-volta:compute.gemm.fp16
   # Convolutions with their algorithms (fused and nonfused Winograd) and the shares of weight
-  # gradients and strided data gradients, together.
+  # gradients and strided data gradients, together (last run once weight gradients summed their
+  # split-K slices apart; the GEMM steps were not rerun then: refitted alone on their table, they
+  # pull the shared tile and K-loop values where conv and LSTM fit worse, 27.3% and 30.3%).
   step volta_conv32 deepbench_conv 'v100-sxm2-16gb fp32' kernels/nvidia-volta:compute.conv.fp32 \
     kernels/nvidia-volta:winograd_gain.fp32 kernels/nvidia-volta:conv_weight_gradient.fp32 \
     kernels/nvidia-volta:conv_strided_data_gradient.fp32

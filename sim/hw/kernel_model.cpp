@@ -211,12 +211,29 @@ double kernel_body_s(const AcceleratorSpec& a, const Kernel& k) {
     // 27.6% / 27.1%, its small-M forward layers (7x7 maps) no longer priced as if they filled
     // the device.
     const bool split_k = k.cls != KernelClass::conv || k.weight_gradient;
+    // A split GEMM's slices of K each produce a partial output in fp32. GEMMs sum them within
+    // the kernel (their partials priced as DRAM traffic under its compute). cuDNN's
+    // backward-filter algorithms sum them outside it: ALGO_0 and ALGO_3 add each slice into the
+    // filter gradient with atomic adds (cuDNN API reference, cudnnConvolutionBwdFilterAlgo_t:
+    // "The sum is done using atomic adds operation, thus the results are non-deterministic"),
+    // after a kernel that zeroes it, and the deterministic *_splitK_* kernels through a
+    // workspace; that is one more launch and (split + 1) passes over the fp32 filter gradient
+    // after the GEMM. It took DeepBench conv from 25.7% / 25.4% to 24.9% / 24.6%. Priced the
+    // same for every GEMM (cuBLAS's splitKreduce_kernel runs after its split-K GEMMs), DeepBench's
+    // GEMM table rose from 11.5% / 14.8% to 13.1% / 15.8%: its small split GEMMs (M 512-1024,
+    // N 16-32, K 512) came out 40-80% too slow, so cuBLAS's are taken to sum within the kernel.
+    const bool reduce_apart = k.cls == KernelClass::conv && k.weight_gradient;
     const auto tiled_s = [&](const GemmShape& view, double view_compute_s, double view_memory_s,
                              bool view_split_k) {
-      const double partials_bytes = 2 * view.m * view.n * view.batch * 4;
+      const double partial_bytes = view.m * view.n * view.batch * 4;
       const auto time_s = [&](double tiling, double split) {
+        if (!reduce_apart || split <= 1) {
+          return std::max(view_compute_s / tiling,
+                          view_memory_s + 2 * (split - 1) * partial_bytes / bw_bytes_per_s);
+        }
         return std::max(view_compute_s / tiling,
-                        view_memory_s + (split - 1) * partials_bytes / bw_bytes_per_s);
+                        view_memory_s + (split - 1) * partial_bytes / bw_bytes_per_s) +
+               a.kernel_launch_overhead_s + (split + 1) * partial_bytes / bw_bytes_per_s;
       };
       return fastest_tiling_s(a, view, k.cls == KernelClass::attention, matrix_units, view_split_k,
                               time_s);

@@ -49,8 +49,9 @@ TEST_CASE("weight-gradient convolutions take the profile's share of conv efficie
     return trainsim::sim::kernel_body_s(
         a, trainsim::models::instantiate(wgrad, 64, trainsim::sim::Dtype::fp32));
   };
-  // Pascal and Volta give a share in fp32 (calibrated on DeepBench's rows of each, about 0.74
-  // and 0.89): the compute-bound body takes 1 / share as long as without it.
+  // Pascal and Volta give a share in fp32 (calibrated on DeepBench's rows of each, about 0.73
+  // and 0.79): the compute-bound body takes up to 1 / share as long as without it (the split-K
+  // slices' sum, a kernel of its own, does not scale with the share).
   for (const char* accelerator : {"p100-sxm2-16gb", "v100-sxm2-16gb"}) {
     INFO(accelerator);
     const auto& a = lib.accelerator(accelerator, "test");
@@ -59,7 +60,9 @@ TEST_CASE("weight-gradient convolutions take the profile's share of conv efficie
     CHECK(share < 1);
     auto without = a;
     without.kernels.conv_weight_gradient = {};
-    CHECK(body_on(a) == Approx(body_on(without) / share).epsilon(1e-9));
+    CHECK(body_on(a) > body_on(without));
+    CHECK(body_on(a) <= body_on(without) / share * (1 + 1e-12));
+    CHECK(body_on(a) > 0.9 * body_on(without) / share);
   }
   // An architecture whose profile gives none prices weight gradients at conv's efficiency.
   const auto& ampere = lib.accelerator("a100-sxm4-40gb", "test");
@@ -83,6 +86,35 @@ TEST_CASE("only weight-gradient convolutions split their reduction") {
                                         trainsim::models::instantiate(k, 16, Dtype::fp32));
   };
   CHECK(body(as_forward) > 4 * body(wgrad));
+}
+
+TEST_CASE("weight gradients sum their split-K slices in a kernel of their own") {
+  const auto lib = trainsim::cli::load_profile_library({});
+  const auto& v100 = lib.accelerator("v100-sxm2-16gb", "test");
+  // The split weight gradient above (one 64x64 filter tile over batch x 12544 positions): cuDNN
+  // adds its slices into the zeroed filter gradient after the GEMM (atomic adds, or a workspace
+  // reduction), one launch more. A forward kernel of the same GEMM, which does not split, and a
+  // library GEMM, which sums its slices within the kernel, have no such launch.
+  const KernelSpec wgrad =
+      conv("conv wgrad", trainsim::models::conv_spec(64, 1, 1, 0), {64, 112, 112});
+  KernelSpec as_forward = wgrad;
+  as_forward.weight_gradient = false;
+  KernelSpec as_gemm = wgrad;
+  as_gemm.cls = trainsim::sim::KernelClass::gemm;
+  as_gemm.weight_gradient = false;
+  auto slower_launch = v100;
+  slower_launch.kernel_launch_overhead_s += 1e-6;
+  const auto body = [](const trainsim::sim::AcceleratorSpec& a, const KernelSpec& k) {
+    return trainsim::sim::kernel_body_s(a, trainsim::models::instantiate(k, 16, Dtype::fp32));
+  };
+  CHECK(body(slower_launch, wgrad) - body(v100, wgrad) == Approx(1e-6).epsilon(1e-6));
+  CHECK(body(slower_launch, as_forward) == body(v100, as_forward));
+  CHECK(body(slower_launch, as_gemm) == body(v100, as_gemm));
+  // The sum reads every slice's fp32 partial filter gradient and writes the result: with
+  // memory 10x faster the split weight gradient gets faster.
+  auto faster_memory = v100;
+  faster_memory.memory_bw_bytes_per_s *= 10;
+  CHECK(body(faster_memory, wgrad) < body(v100, wgrad));
 }
 
 TEST_CASE("strided convolutions' data gradients take the profile's share of conv efficiency") {
