@@ -218,10 +218,11 @@ double kernel_body_s(const AcceleratorSpec& a, const Kernel& k) {
     // "The sum is done using atomic adds operation, thus the results are non-deterministic"),
     // after a kernel that zeroes it, and the deterministic *_splitK_* kernels through a
     // workspace; that is one more launch and (split + 1) passes over the fp32 filter gradient
-    // after the GEMM. It took DeepBench conv from 25.7% / 25.4% to 24.9% / 24.6%. Priced the
-    // same for every GEMM (cuBLAS's splitKreduce_kernel runs after its split-K GEMMs), DeepBench's
-    // GEMM table rose from 11.5% / 14.8% to 13.1% / 15.8%: its small split GEMMs (M 512-1024,
-    // N 16-32, K 512) came out 40-80% too slow, so cuBLAS's are taken to sum within the kernel.
+    // after the GEMM. It took DeepBench conv from 25.7% / 25.4% to 24.9% / 24.6% (24.7% / 24.4%
+    // with the conv values refitted). Priced the same for every GEMM (cuBLAS's
+    // splitKreduce_kernel runs after its split-K GEMMs), DeepBench's GEMM table rose from 11.5% /
+    // 14.8% to 13.1% / 15.8%: its small split GEMMs (M 512-1024, N 16-32, K 512) came out 40-80%
+    // too slow, so cuBLAS's are taken to sum within the kernel.
     const bool reduce_apart = k.cls == KernelClass::conv && k.weight_gradient;
     const auto tiled_s = [&](const GemmShape& view, double view_compute_s, double view_memory_s,
                              bool view_split_k) {
