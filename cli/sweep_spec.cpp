@@ -105,7 +105,9 @@ std::optional<std::vector<std::string>> expand_range(const std::string& item,
   for (std::size_t k = 0;; ++k) {
     const double v = op == '+' ? *from + static_cast<double>(k) * *step
                                : *from * std::pow(*step, static_cast<double>(k));
-    if (v > *to * (1 + 1e-12)) break;
+    // A relative tolerance on the end's magnitude (a negative end scaled by 1 + eps would move
+    // below its start and leave the range empty).
+    if (v > *to + std::abs(*to) * 1e-12) break;
     if (values.size() >= kMaxRangeValues) {
       throw UsageError(where, "range '" + item + "' has more than " +
                                   std::to_string(kMaxRangeValues) + " values");
@@ -143,6 +145,7 @@ std::vector<VaryAxis> parse_vary_list(const std::vector<std::string>& arguments,
   std::size_t rows = 1;
   for (const std::string& a : arguments) {
     VaryAxis axis = parse_vary(a);
+    if (axis.values.empty()) throw UsageError("--vary " + a, "no values to vary over");
     if (!paths.insert(axis.path).second) {
       throw UsageError("--vary " + a, "path '" + axis.path + "' is varied twice");
     }

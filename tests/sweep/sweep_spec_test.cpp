@@ -36,6 +36,12 @@ TEST_CASE("arithmetic ranges include the end and mix with plain values") {
   // A range whose end is not on the grid stops below it.
   CHECK(parse_vary("x=1..100x10").values == Values{"1", "10", "100"});
   CHECK(parse_vary("x=1..99x10").values == Values{"1", "10"});
+  // Negative ends include themselves too (the end's tolerance is on its magnitude: scaled by
+  // 1 + eps, -6 moved below its start and left "-6..-6" empty, a division by zero in the row
+  // count; tests/fuzz/regressions/sweep_ranges).
+  CHECK(parse_vary("x=-6..-6").values == Values{"-6"});
+  CHECK(parse_vary("x=-3..-1").values == Values{"-3", "-2", "-1"});
+  CHECK(parse_vary("x=-1..1+0.5").values == Values{"-1.0", "-0.5", "0.0", "0.5", "1.0"});
 }
 
 TEST_CASE("malformed --vary arguments are usage errors naming the argument") {
