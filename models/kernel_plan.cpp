@@ -36,6 +36,11 @@ bool autocast_16bit(const Scenario& s) {
          s.framework.mixed_precision == sim::MixedPrecision::autocast;
 }
 
+// A 16-bit step under TensorFlow's AMP graph rewrite (framework amp_fp32_ops: graph_rewrite).
+bool graph_rewrite_16bit(const Scenario& s) {
+  return autocast_16bit(s) && s.framework.amp_fp32_ops == sim::AmpFp32Ops::graph_rewrite;
+}
+
 sim::Dtype compute_dtype(sim::Dtype precision, sim::KernelClass cls) {
   if (precision == sim::Dtype::fp8)
     return cls == sim::KernelClass::gemm ? sim::Dtype::fp8 : sim::Dtype::bf16;
@@ -184,7 +189,7 @@ double optimizer_state_bytes_per_param(const Scenario& s) {
 }
 
 bool rewrite_keeps_fp32(const Scenario& s, const Layer& l) {
-  return autocast_16bit(s) && s.framework.amp_fp32_ops == sim::AmpFp32Ops::graph_rewrite &&
+  return graph_rewrite_16bit(s) &&
          std::any_of(l.fwd_kernels.begin(), l.fwd_kernels.end(), fp32_listed);
 }
 
@@ -258,7 +263,7 @@ void layer_launches(const Scenario& s, const Layer& l, Pass pass, double batch,
   // results are cast (its input down, its output up; the weight gradient reuses the casts of
   // the data gradient). Batch norm, ReLU, pooling and residual adds between convolutions stay
   // 16-bit (gray and clear ops between allow-list ones).
-  const bool rewrite = fp32_list_ops && s.framework.amp_fp32_ops == sim::AmpFp32Ops::graph_rewrite;
+  const bool rewrite = graph_rewrite_16bit(s);
   const bool fp32_layer = rewrite_keeps_fp32(s, l);
   const auto specs_of = pass == Pass::forward ? &l.fwd_kernels : &l.bwd_kernels;
   for (const KernelSpec& k : *specs_of) {

@@ -228,13 +228,13 @@ double kernel_body_s(const AcceleratorSpec& a, const Kernel& k) {
                              bool view_split_k) {
       const double partial_bytes = view.m * view.n * view.batch * 4;
       const auto time_s = [&](double tiling, double split) {
-        if (!reduce_apart || split <= 1) {
-          return std::max(view_compute_s / tiling,
-                          view_memory_s + 2 * (split - 1) * partial_bytes / bw_bytes_per_s);
-        }
-        return std::max(view_compute_s / tiling,
-                        view_memory_s + (split - 1) * partial_bytes / bw_bytes_per_s) +
-               a.kernel_launch_overhead_s + (split + 1) * partial_bytes / bw_bytes_per_s;
+        // Each slice beyond the first writes its partials; summed within the kernel they are
+        // read back there too, summed apart the second kernel reads them.
+        const bool apart = reduce_apart && split > 1;
+        const double partials_s = (apart ? 1 : 2) * (split - 1) * partial_bytes / bw_bytes_per_s;
+        const double gemm_s = std::max(view_compute_s / tiling, view_memory_s + partials_s);
+        if (!apart) return gemm_s;
+        return gemm_s + a.kernel_launch_overhead_s + (split + 1) * partial_bytes / bw_bytes_per_s;
       };
       return fastest_tiling_s(a, view, k.cls == KernelClass::attention, matrix_units, view_split_k,
                               time_s);

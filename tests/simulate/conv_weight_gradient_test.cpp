@@ -35,6 +35,17 @@ double body_s(const trainsim::sim::ProfileLibrary& lib, const char* accelerator,
       trainsim::models::instantiate(k, 64, trainsim::sim::Dtype::fp32));
 }
 
+// A split weight gradient: a 1x1 convolution of 64 channels on 112x112, whose weight gradient
+// is one 64x64 filter tile over a reduction of batch x 12544 positions.
+KernelSpec split_wgrad() {
+  return conv("conv wgrad", trainsim::models::conv_spec(64, 1, 1, 0), {64, 112, 112});
+}
+
+// The kernel's own duration in fp32 at batch 16 on accelerator `a`.
+double body16_s(const trainsim::sim::AcceleratorSpec& a, const KernelSpec& k) {
+  return trainsim::sim::kernel_body_s(a, trainsim::models::instantiate(k, 16, Dtype::fp32));
+}
+
 }  // namespace
 
 TEST_CASE("weight-gradient convolutions take the profile's share of conv efficiency") {
@@ -72,20 +83,14 @@ TEST_CASE("weight-gradient convolutions take the profile's share of conv efficie
 TEST_CASE("only weight-gradient convolutions split their reduction") {
   const auto lib = trainsim::cli::load_profile_library({});
   const auto& v100 = lib.accelerator("v100-sxm2-16gb", "test");
-  // A 1x1 convolution of 64 channels on 112x112: its weight gradient is one 64x64 output tile
-  // over a reduction of batch x 12544 positions, which split-K spreads over the SMs; the same
+  // The split weight gradient's long reduction, which split-K spreads over the SMs; the same
   // GEMM as a forward kernel (no split) runs on the few SMs its narrowed tiles fill.
-  const KernelSpec wgrad =
-      conv("conv wgrad", trainsim::models::conv_spec(64, 1, 1, 0), {64, 112, 112});
+  const KernelSpec wgrad = split_wgrad();
   KernelSpec as_forward = wgrad;
   as_forward.weight_gradient = false;
   auto no_share = v100;
   no_share.kernels.conv_weight_gradient = {};
-  const auto body = [&](const KernelSpec& k) {
-    return trainsim::sim::kernel_body_s(no_share,
-                                        trainsim::models::instantiate(k, 16, Dtype::fp32));
-  };
-  CHECK(body(as_forward) > 4 * body(wgrad));
+  CHECK(body16_s(no_share, as_forward) > 4 * body16_s(no_share, wgrad));
 }
 
 TEST_CASE("weight gradients sum their split-K slices in a kernel of their own") {
@@ -95,8 +100,7 @@ TEST_CASE("weight gradients sum their split-K slices in a kernel of their own") 
   // adds its slices into the zeroed filter gradient after the GEMM (atomic adds, or a workspace
   // reduction), one launch more. A forward kernel of the same GEMM, which does not split, and a
   // library GEMM, which sums its slices within the kernel, have no such launch.
-  const KernelSpec wgrad =
-      conv("conv wgrad", trainsim::models::conv_spec(64, 1, 1, 0), {64, 112, 112});
+  const KernelSpec wgrad = split_wgrad();
   KernelSpec as_forward = wgrad;
   as_forward.weight_gradient = false;
   KernelSpec as_gemm = wgrad;
@@ -104,17 +108,14 @@ TEST_CASE("weight gradients sum their split-K slices in a kernel of their own") 
   as_gemm.weight_gradient = false;
   auto slower_launch = v100;
   slower_launch.kernel_launch_overhead_s += 1e-6;
-  const auto body = [](const trainsim::sim::AcceleratorSpec& a, const KernelSpec& k) {
-    return trainsim::sim::kernel_body_s(a, trainsim::models::instantiate(k, 16, Dtype::fp32));
-  };
-  CHECK(body(slower_launch, wgrad) - body(v100, wgrad) == Approx(1e-6).epsilon(1e-6));
-  CHECK(body(slower_launch, as_forward) == body(v100, as_forward));
-  CHECK(body(slower_launch, as_gemm) == body(v100, as_gemm));
+  CHECK(body16_s(slower_launch, wgrad) - body16_s(v100, wgrad) == Approx(1e-6).epsilon(1e-6));
+  CHECK(body16_s(slower_launch, as_forward) == body16_s(v100, as_forward));
+  CHECK(body16_s(slower_launch, as_gemm) == body16_s(v100, as_gemm));
   // The sum reads every slice's fp32 partial filter gradient and writes the result: with
   // memory 10x faster the split weight gradient gets faster.
   auto faster_memory = v100;
   faster_memory.memory_bw_bytes_per_s *= 10;
-  CHECK(body(faster_memory, wgrad) < body(v100, wgrad));
+  CHECK(body16_s(faster_memory, wgrad) < body16_s(v100, wgrad));
 }
 
 TEST_CASE("strided convolutions' data gradients take the profile's share of conv efficiency") {
