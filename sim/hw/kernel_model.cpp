@@ -71,26 +71,37 @@ double fastest_tiling_s(const AcceleratorSpec& a, const GemmShape& g, bool atten
   return best_s;
 }
 
-// A convolution's GEMM view as tensor-core kernels run it. They load channels in 16-byte vectors
-// (8 fp16 or bf16, 4 tf32, 16 int8 or fp8 elements), so cuDNN pads a channel count that is not a
-// multiple of that with zeros, and the padded channels cost math like real ones (cuDNN
-// Developer Guide, "Tensor Core Operations": input and output feature maps a multiple of 8 for
-// fp16, else "the cuDNN library may use padding"; a 1- or 3-channel first layer computes 8
-// channels; DeepBench's conv_bench pads C to 8 itself for its tensor-core training runs:
-// baidu-research/DeepBench code/nvidia/conv_bench.cu, 'Tensor cores need channels to be a
-// multiple of 8'). Returns the factor by which padding multiplies the multiply-adds.
+// A convolution's GEMM view as tensor-core kernels run it, and the factor by which padding
+// multiplies its multiply-adds (the padded channels cost math like real ones).
+// - Channels are loaded in 16-byte vectors (8 fp16 or bf16, 4 tf32, 16 int8 or fp8 elements), so
+//   cuDNN pads a channel count that is not a multiple of that with zeros (cuDNN Developer Guide,
+//   "Tensor Core Operations": input and output feature maps a multiple of 8 for fp16, else "the
+//   cuDNN library may use padding"; DeepBench's conv_bench pads C to 8 itself for its
+//   tensor-core training runs: baidu-research/DeepBench code/nvidia/conv_bench.cu, 'Tensor cores
+//   need channels to be a multiple of 8').
+// - The reduction is walked one filter tap at a time: "each threadblock tile [is assigned] to
+//   one filter position and an interval of channels" (NVIDIA/cutlass
+//   media/docs/implicit_gemm_convolution.md, "Loading Activations and Filters"), the interval
+//   being the tile's depth, 64 bytes in the tensor-core tiles (128x128x32 for fp16 on Volta,
+//   Turing and Ampere, x16 for tf32, x64 for int8). So the channels reduced over (C forward, K
+//   for the data gradient) pad to that depth at every tap: a 1- or 3-channel first layer computes
+//   32 fp16 channels forward. DeepBench's V100 fp16 first layers run 7-8x slower than its fp32
+//   ones (C1 161x700 5x20/2); priced at 8 channels they came out 80% too fast, and at the tile's
+//   depth the forward fp16 series' shape went from 79% to 29%. The weight gradient reduces over
+//   positions, its channels are output columns, and keeps the vector's padding.
 double channel_padded(GemmShape& g, const GemmChannels& c, Dtype math) {
   const double vector = 16.0 / dtype_bytes(math);
+  const double tile_depth = 64.0 / dtype_bytes(math);
   double factor = 1;
-  const auto pad = [&](double& dim, double channels) {
+  const auto pad = [&](double& dim, double channels, double multiple) {
     if (channels <= 0) return;
-    const double padded = std::ceil(channels / vector) * vector;
+    const double padded = std::ceil(channels / multiple) * multiple;
     dim *= padded / channels;
     factor *= padded / channels;
   };
-  pad(g.m, c.m);
-  pad(g.n, c.n);
-  pad(g.k, c.k);
+  pad(g.m, c.m, vector);
+  pad(g.n, c.n, vector);
+  pad(g.k, c.k, tile_depth);
   return factor;
 }
 
