@@ -26,8 +26,11 @@ void show_accelerator(std::ostream& os, const sim::AcceleratorSpec& a) {
       os << "    " << std::setw(5) << sim::dtype_name(d) << "  " << format_rate(*p, "FLOP/s")
          << "\n";
   }
-  os << "  memory bandwidth       " << format_rate(a.memory_bw_bytes_per_s, "B/s") << "\n"
-     << "  memory capacity        " << format_bytes(a.memory_capacity_bytes) << "\n"
+  os << "  memory bandwidth       " << format_rate(a.memory_bw_bytes_per_s, "B/s") << "\n";
+  if (a.streaming_bw_bytes_per_s)
+    os << "  streaming bandwidth    " << format_rate(*a.streaming_bw_bytes_per_s, "B/s")
+       << " (measured copy; memory-bound kernels scale from it)\n";
+  os << "  memory capacity        " << format_bytes(a.memory_capacity_bytes) << "\n"
      << "  kernel launch overhead " << format_seconds(a.kernel_launch_overhead_s)
      << " (device gap between kernels)\n"
      << "  compute units          " << a.compute_units << "\n";

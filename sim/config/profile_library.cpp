@@ -232,6 +232,13 @@ AcceleratorSpec read_accelerator(JsonReader& r, const ProfileLibrary& library) {
   peak.done();
   if (!any) r.fail("peak_flops", "needs at least one of fp32, tf32, fp16, bf16, int8, fp8");
   a.memory_bw_bytes_per_s = r.quantity("memory_bandwidth", Dimension::bytes_per_s);
+  a.streaming_bw_bytes_per_s =
+      r.optional_quantity("streaming_bandwidth", Dimension::bytes_per_s, Bound::positive);
+  if (a.streaming_bw_bytes_per_s && *a.streaming_bw_bytes_per_s > a.memory_bw_bytes_per_s) {
+    r.fail("streaming_bandwidth",
+           "exceeds memory_bandwidth (" + format_significant(*a.streaming_bw_bytes_per_s / 1e9, 6) +
+               " > " + format_significant(a.memory_bw_bytes_per_s / 1e9, 6) + " GB/s)");
+  }
   a.memory_capacity_bytes = r.quantity("memory_capacity", Dimension::bytes);
   a.kernel_launch_overhead_s =
       r.quantity("kernel_launch_overhead", Dimension::seconds, Bound::non_negative);

@@ -140,9 +140,18 @@ GemmShape winograd_view(const GemmShape& g, const GemmChannels& c, double tile, 
 }
 
 double memory_efficiency(const AcceleratorSpec& a, KernelClass c) {
-  const auto cls = is_compute_class(c) ? KernelClass::copy : c;
-  const double eff = a.kernels.memory[static_cast<std::size_t>(cls)];
-  return eff > 0 ? eff : 1.0;
+  const auto fraction = [&](KernelClass cls) {
+    const double eff = a.kernels.memory[static_cast<std::size_t>(cls)];
+    return eff > 0 ? eff : 1.0;
+  };
+  const double eff = fraction(is_compute_class(c) ? KernelClass::copy : c);
+  // A board's measured streaming bandwidth replaces the architecture's copy fraction; each class
+  // keeps its share of a copy's.
+  if (a.streaming_bw_bytes_per_s && a.memory_bw_bytes_per_s > 0) {
+    return eff / fraction(KernelClass::copy) * *a.streaming_bw_bytes_per_s /
+           a.memory_bw_bytes_per_s;
+  }
+  return eff;
 }
 
 }  // namespace

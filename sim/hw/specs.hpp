@@ -86,6 +86,12 @@ struct AcceleratorSpec {
   // Peak dense FLOP/s per dtype; nullopt where the device has no such path.
   std::array<std::optional<double>, kDtypeCount> peak_flops_per_s{};
   double memory_bw_bytes_per_s = 0;
+  // What a streaming copy measures on the board (CUDA's bandwidthTest device to device), where a
+  // measurement is published; it stands in for the kernels profile's copy fraction of
+  // memory_bw_bytes_per_s, and the other memory-bound classes keep their share of it. GDDR5
+  // Tesla boards keep ECC check bits in the same DRAM, so they stream well below the fraction an
+  // architecture's HBM or ECC-off boards reach.
+  std::optional<double> streaming_bw_bytes_per_s;
   double memory_capacity_bytes = 0;
   // Device-side time between two back-to-back kernels on one stream (launch latency, ramp-up,
   // tail): paid once per kernel even when the host keeps the queue full.

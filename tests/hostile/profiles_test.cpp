@@ -68,6 +68,18 @@ HOSTILE("profile name differs from its file", {"profiles", "list", "--profile-di
 HOSTILE("profile number out of range", {"profiles", "list", "--profile-dir", "@/"}, 2,
         {"@/accelerators/gpu.json:", "compute_units: number 5e500 is out of range"},
         {{"accelerators/gpu.json", with(kAccelerator, "80", "5e500")}})
+HOSTILE(
+    "accelerator that streams faster than its memory bandwidth",
+    {"profiles", "list", "--profile-dir", "@/"}, 2,
+    {"@/accelerators/gpu.json: streaming_bandwidth: exceeds memory_bandwidth (1200 > 1000 GB/s)"},
+    {{"accelerators/gpu.json", with(kAccelerator, "\"memory_bandwidth\": \"1 TB/s\",",
+                                    "\"memory_bandwidth\": \"1 TB/s\", "
+                                    "\"streaming_bandwidth\": \"1.2 TB/s\",")}})
+HOSTILE("accelerator that streams nothing", {"profiles", "list", "--profile-dir", "@/"}, 2,
+        {"@/accelerators/gpu.json", "streaming_bandwidth", "0 GB/s"},
+        {{"accelerators/gpu.json", with(kAccelerator, "\"memory_bandwidth\": \"1 TB/s\",",
+                                        "\"memory_bandwidth\": \"1 TB/s\", "
+                                        "\"streaming_bandwidth\": \"0 GB/s\",")}})
 HOSTILE("profile folder as a profile file", {"profiles", "list", "--profile-dir", "@/"}, 2,
         {"@/accelerators/gpu.json: is not a regular file"},
         {{"accelerators/gpu.json/inner.txt", "x"}})
