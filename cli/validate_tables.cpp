@@ -79,14 +79,25 @@ std::string fmt(double v) {
 // ---- kernel tables (DeepBench) ----
 
 // DeepBench's GPUs that have accelerator profiles.
-std::optional<std::string> deepbench_accelerator(const std::string& gpu) {
-  static const std::map<std::string, std::string> map{{"NVIDIA V100", "v100-sxm2-16gb"},
-                                                      {"NVIDIA Tesla P100", "p100-sxm2-16gb"},
-                                                      {"NVIDIA GTX 1080 Ti", "gtx-1080-ti"},
-                                                      {"NVIDIA T4", "t4"}};
+// Which DeepBench GPUs a table takes: those the kernel profiles are fitted on (V100, P100,
+// GTX 1080 Ti, T4: scripts/calibrate_profiles.sh names their rows), or the ones nothing is fitted
+// on, which check that the fitted values carry over to other boards of those architectures.
+enum class DeepBenchGpus { fitted, held_out };
+
+// The accelerator profile of a DeepBench GPU in `group`; nullopt for the other group's GPUs.
+std::optional<std::string> deepbench_accelerator(const std::string& gpu, DeepBenchGpus group) {
+  static const std::map<std::string, std::pair<std::string, DeepBenchGpus>> map{
+      {"NVIDIA V100", {"v100-sxm2-16gb", DeepBenchGpus::fitted}},
+      {"NVIDIA Tesla P100", {"p100-sxm2-16gb", DeepBenchGpus::fitted}},
+      {"NVIDIA GTX 1080 Ti", {"gtx-1080-ti", DeepBenchGpus::fitted}},
+      {"NVIDIA T4", {"t4", DeepBenchGpus::fitted}},
+      {"NVIDIA GTX TitanXp", {"titan-xp", DeepBenchGpus::held_out}},
+      {"Nvidia TitanX Pascal", {"titan-x-pascal", DeepBenchGpus::held_out}},
+      {"Nvidia Tesla M40", {"m40", DeepBenchGpus::held_out}},
+      {"Nvidia TitanX", {"titan-x-maxwell", DeepBenchGpus::held_out}}};
   const auto it = map.find(gpu);
-  if (it == map.end()) return std::nullopt;
-  return it->second;
+  if (it == map.end() || it->second.second != group) return std::nullopt;
+  return it->second.first;
 }
 
 // fp32, or 16-bit inputs with tensor-core math and fp32 accumulation; DeepBench's "pseudo FP16"
@@ -103,8 +114,9 @@ struct KernelRow {
   std::string gpu_label;
 };
 
-std::optional<KernelRow> kernel_row(const TableRow& r, const sim::ProfileLibrary& lib) {
-  const auto acc = deepbench_accelerator(r.at("gpu"));
+std::optional<KernelRow> kernel_row(const TableRow& r, const sim::ProfileLibrary& lib,
+                                    DeepBenchGpus group) {
+  const auto acc = deepbench_accelerator(r.at("gpu"), group);
   const auto dtype = deepbench_dtype(r.at("precision_sheet"));
   if (!acc || !dtype) return std::nullopt;
   const sim::AcceleratorSpec a = lib.accelerator(*acc, "reference table");
@@ -121,10 +133,10 @@ double kernels_ms(const sim::AcceleratorSpec& a, const std::vector<models::Kerne
   return 1e3 * s;
 }
 
-std::vector<ValidationPoint> deepbench_gemm(const sim::ProfileLibrary& lib) {
+std::vector<ValidationPoint> deepbench_gemm(const sim::ProfileLibrary& lib, DeepBenchGpus group) {
   std::vector<ValidationPoint> out;
   for_each_row(embedded_table("deepbench_train_gemm.csv"), [&](const TableRow& r) {
-    const auto k = kernel_row(r, lib);
+    const auto k = kernel_row(r, lib, group);
     const auto m = r.number("M"), n = r.number("N"), kk = r.number("K"), t = r.number("time_ms");
     if (!k || !m || !n || !kk || !t || *t <= 0) return;
     // The GEMM as the zoo's linear layer launches it: rows M, N outputs, K inputs.
@@ -147,10 +159,10 @@ std::vector<ValidationPoint> deepbench_gemm(const sim::ProfileLibrary& lib) {
   return out;
 }
 
-std::vector<ValidationPoint> deepbench_conv(const sim::ProfileLibrary& lib) {
+std::vector<ValidationPoint> deepbench_conv(const sim::ProfileLibrary& lib, DeepBenchGpus group) {
   std::vector<ValidationPoint> out;
   for_each_row(embedded_table("deepbench_train_conv.csv"), [&](const TableRow& r) {
-    const auto k = kernel_row(r, lib);
+    const auto k = kernel_row(r, lib, group);
     if (!k) return;
     const auto get = [&](const char* c) { return static_cast<std::int64_t>(*r.number(c)); };
     for (const char* c : {"W", "H", "C", "N", "K", "S_filter_w", "R_filter_h", "pad_w", "pad_h",
@@ -202,11 +214,11 @@ std::vector<ValidationPoint> deepbench_conv(const sim::ProfileLibrary& lib) {
   return out;
 }
 
-std::vector<ValidationPoint> deepbench_lstm(const sim::ProfileLibrary& lib) {
+std::vector<ValidationPoint> deepbench_lstm(const sim::ProfileLibrary& lib, DeepBenchGpus group) {
   std::vector<ValidationPoint> out;
   for_each_row(embedded_table("deepbench_train_rnn.csv"), [&](const TableRow& r) {
     if (r.at("cell") != "lstm") return;
-    const auto k = kernel_row(r, lib);
+    const auto k = kernel_row(r, lib, group);
     const auto hidden = r.number("hidden_units"), n = r.number("N"), steps = r.number("timesteps");
     if (!k || !hidden || !n || !steps) return;
     // DeepBench's rnn_bench builds its LSTM with CUDNN_SKIP_INPUT (inputs as wide as the hidden
@@ -731,11 +743,26 @@ std::vector<ReferenceTable> reference_tables() {
       "baidu-research/DeepBench @da81ba7 results/train/DeepBench_NV_*.xlsx (V100, P100, GTX 1080 "
       "Ti, T4 rows; fp32 and fp16 tensor-core sheets)";
   std::vector<ReferenceTable> t{
-      {"deepbench_gemm", deepbench, "kernel ms", deepbench_gemm},
+      {"deepbench_gemm", deepbench, "kernel ms",
+       [](const sim::ProfileLibrary& lib) { return deepbench_gemm(lib, DeepBenchGpus::fitted); }},
       {"deepbench_conv", deepbench + ": forward, data-gradient and weight-gradient", "kernel ms",
-       deepbench_conv},
+       [](const sim::ProfileLibrary& lib) { return deepbench_conv(lib, DeepBenchGpus::fitted); }},
       {"deepbench_lstm", deepbench + ": cuDNN LSTM forward, backward-data, backward-weights",
-       "kernel ms", deepbench_lstm},
+       "kernel ms",
+       [](const sim::ProfileLibrary& lib) { return deepbench_lstm(lib, DeepBenchGpus::fitted); }},
+      {"deepbench_held_out_gpus",
+       "baidu-research/DeepBench @da81ba7 results/train/DeepBench_NV_*.xlsx: the GPUs no value is "
+       "fitted on (TITAN Xp, TITAN X Pascal, Tesla M40, GTX TITAN X; fp32 GEMM, conv and LSTM "
+       "rows, run on CUDA 7.5-8.0 and cuDNN 5-6)",
+       "kernel ms",
+       [](const sim::ProfileLibrary& lib) {
+         auto points = deepbench_gemm(lib, DeepBenchGpus::held_out);
+         for (auto* part : {&deepbench_conv, &deepbench_lstm}) {
+           const auto more = (*part)(lib, DeepBenchGpus::held_out);
+           points.insert(points.end(), more.begin(), more.end());
+         }
+         return points;
+       }},
       {"mxnet_k80_m60_batch",
        "apache/mxnet docs/faq/perf.md, 'Training results' (MXNet 1.2, K80 and M60)", "samples/s",
        mxnet_throughput},
