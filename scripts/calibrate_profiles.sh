@@ -92,7 +92,9 @@ if [ "$stage" = all ] || [ "$stage" = kernels ] || [ "$stage" = kernels2 ]; then
 fi
 if [ "$stage" = all ] || [ "$stage" = end_to_end ]; then
   # MXNet's host costs and the Kepler/Maxwell convolutions from the K80/M60 batch sweeps (the
-  # small batches are host-bound, the large ones convolution-bound).
+  # small batches are host-bound, the large ones convolution-bound). Maxwell's fused-Winograd gain
+  # and weight-gradient share are Pascal's (estimates, hw_profiles/kernels/nvidia-maxwell.json);
+  # deepbench_held_out_gpus (Tesla M40, GTX TITAN X) checks them and is fitted on by nothing.
   # (Forward and backward launches overlap the device time of the kernels before them, so they
   # move no row: freed, the forward cost runs to zero. Both stay estimates; the per-parameter
   # update (kvstore push/pull plus the update op) and the per-step cost carry the fixed part.)
