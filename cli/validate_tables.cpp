@@ -78,10 +78,10 @@ std::string fmt(double v) {
 
 // ---- kernel tables (DeepBench) ----
 
-// DeepBench's GPUs that have accelerator profiles.
-// Which DeepBench GPUs a table takes: those the kernel profiles are fitted on (V100, P100,
-// GTX 1080 Ti, T4: scripts/calibrate_profiles.sh names their rows), or the ones nothing is fitted
-// on, which check that the fitted values carry over to other boards of those architectures.
+// Which DeepBench GPUs (those with accelerator profiles) a table takes: those the kernel profiles
+// are fitted on (V100, P100, GTX 1080 Ti, T4: scripts/calibrate_profiles.sh names their rows), or
+// the ones nothing is fitted on, which check that the fitted values carry over to other boards of
+// those architectures.
 enum class DeepBenchGpus { fitted, held_out };
 
 // The accelerator profile of a DeepBench GPU in `group`; nullopt for the other group's GPUs.
