@@ -17,7 +17,9 @@ namespace {
 const std::set<std::string> kHeldOut = {"titan-xp", "titan-x-pascal", "m40", "titan-x-maxwell"};
 
 // The accelerator profile a series names (its first word).
-std::string gpu_of(const std::string& series) { return series.substr(0, series.find(' ')); }
+std::string gpu_of(const std::string& series) {
+  return series.substr(0, series.find(' '));
+}
 
 }  // namespace
 
@@ -41,13 +43,13 @@ TEST_CASE("DeepBench's held-out GPUs are in their own table and fitted on by not
         held_out_gpus.insert(gpu);
         // "<gpu> fp32 gemm|conv|lstm ..."
         const auto kind_start = p.series.find(' ', gpu.size() + 1) + 1;
-        held_out_kinds.insert(p.series.substr(kind_start, p.series.find(' ', kind_start) -
-                                                              kind_start));
+        held_out_kinds.insert(
+            p.series.substr(kind_start, p.series.find(' ', kind_start) - kind_start));
       }
     }
   }
-  CHECK(fitted_gpus == std::set<std::string>{"v100-sxm2-16gb", "p100-sxm2-16gb", "gtx-1080-ti",
-                                             "t4"});
+  CHECK(fitted_gpus ==
+        std::set<std::string>{"v100-sxm2-16gb", "p100-sxm2-16gb", "gtx-1080-ti", "t4"});
   CHECK(held_out_gpus == kHeldOut);
   CHECK(held_out_kinds == std::set<std::string>{"gemm", "conv", "lstm"});
   // The recorded calibration workflow fits no value on a held-out GPU's rows.
