@@ -808,9 +808,18 @@ Tensor NetBuilder::lstm(const Tensor& in, std::int64_t hidden, LstmInput input) 
     bwd(cudnn(gemm_spec("lstm input dgrad", KernelClass::gemm, 2 * macs_x, seq * (x + 4 * h), w_ih,
                         {seq, x, 4 * h, 1}, BatchDim::m)));
   }
-  bwd(cudnn(gemm_spec("lstm weight grad", KernelClass::gemm, 2 * (macs_x + macs_h),
-                      seq * (x + 2 * h + 4 * h), w_ih + w_hh, {4 * h, x + h, seq, 1},
-                      BatchDim::k)));
+  KernelSpec weight_grad =
+      gemm_spec("lstm weight grad", KernelClass::gemm, 2 * (macs_x + macs_h),
+                seq * (x + 2 * h + 4 * h), w_ih + w_hh, {4 * h, x + h, seq, 1}, BatchDim::k);
+  // cuDNN reduces the weight gradient over all samples and steps in one pass per output tile:
+  // DeepBench's hidden-256, 150-step cells (16 output tiles of 1024 x 256, N x T deep) take 82,
+  // 133 and 241 us on V100 in fp16 at N = 16, 32, 64, growing with the depth as one tile's loop
+  // does, where a split reduction filling the 80 SMs would take 39, 52 and 82 us (the model's
+  // split-K). Not split, every DeepBench weight-gradient series fits better: V100 fp32 17.2% ->
+  // 13.0%, fp16 33.1% -> 31.4%, P100 12.8% -> 11.5%, GTX 1080 Ti 10.5% -> 7.7% (MAPE); the
+  // table 28.1% / 27.5% -> 27.3% / 26.7%.
+  weight_grad.whole_k = true;
+  bwd(cudnn(weight_grad));
   // cudnnRNNBackwardWeights is additive: it computes the gradient in its workspace ("workspace is
   // required for intermediate storage") and adds it to what dw holds (cuDNN API reference:
   // "The mode of operation in this case is additive, the weight gradients calculated will be

@@ -100,6 +100,7 @@ sim::Kernel instantiate(const KernelSpec& k, double batch, sim::Dtype dtype) {
   out.weight_gradient = k.weight_gradient;
   out.dilated = k.dilated;
   out.strided_data_gradient = k.strided_data_gradient;
+  out.whole_k = k.whole_k;
   switch (k.batch_dim) {
     case BatchDim::none:
       break;

@@ -73,9 +73,10 @@ struct KernelSpec {
   bool weight_gradient = false;  // a convolution's weight gradient (sim::Kernel's flag)
   bool dilated = false;          // a dilated convolution (sim::Kernel's flag)
   bool strided_data_gradient = false;  // a strided convolution's data gradient (sim::Kernel's)
-  double raw_bytes = 0;                // per sample, independent of the dtype
-  sim::GemmShape gemm;                 // compute classes: the GEMM view, per sample along batch_dim
-  sim::GemmChannels channels;          // convolutions: the channels in each GEMM dimension
+  bool whole_k = false;        // a GEMM whose library never splits its reduction (sim::Kernel's)
+  double raw_bytes = 0;        // per sample, independent of the dtype
+  sim::GemmShape gemm;         // compute classes: the GEMM view, per sample along batch_dim
+  sim::GemmChannels channels;  // convolutions: the channels in each GEMM dimension
   BatchDim batch_dim = BatchDim::none;
   int repeat = 1;  // launched this many times in a row (e.g. one recurrent cell per time step);
                    // flops and bytes above are for one launch

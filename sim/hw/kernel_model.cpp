@@ -229,8 +229,9 @@ double kernel_body_s(const AcceleratorSpec& a, const Kernel& k) {
     // Conv2DBackpropFilter, where its Conv2D and Conv2DBackpropInput run *_relu_interior_nn and
     // implicit_convolve_sgemm kernels). Without split-K, DeepBench conv fits 28.1% / 27.5% ->
     // 27.6% / 27.1%, its small-M forward layers (7x7 maps) no longer priced as if they filled
-    // the device.
-    const bool split_k = k.cls != KernelClass::conv || k.weight_gradient;
+    // the device. Nor do GEMMs marked whole_k (cuDNN's RNN weight gradient: net_builder.cpp,
+    // lstm).
+    const bool split_k = (k.cls != KernelClass::conv || k.weight_gradient) && !k.whole_k;
     // A split GEMM's slices of K each produce a partial output in fp32. GEMMs sum them within
     // the kernel (their partials priced as DRAM traffic under its compute). cuDNN's
     // backward-filter algorithms sum them outside it: ALGO_0 and ALGO_3 add each slice into the

@@ -65,3 +65,22 @@ TEST_CASE("split-K is taken where it pays and left where its partial sums cost m
   const auto wide = gemm(2048, 512, 392, Dtype::fp16);
   CHECK(trainsim::sim::kernel_body_s(v100, wide) < 1.5 * ideal_s(wide));
 }
+
+TEST_CASE("a GEMM marked whole_k runs each output tile's reduction in one thread block") {
+  // cuDNN's LSTM weight gradient of hidden 256 (1024 x 256 outputs: 16 tiles of 128 x 128 on
+  // V100's 80 SMs) over N x T = 9600: split, the reduction fills the SMs; whole, it can only
+  // take narrower tiles (Volta keeps 0.874 of the rate per halving of a tile), and its time
+  // grows with K.
+  const auto lib = trainsim::cli::load_profile_library({});
+  const auto v100 = lib.accelerator("v100-sxm2-16gb", "test");
+  const auto time_s = [&](double k, bool whole) {
+    auto g = gemm(1024, 256, k, Dtype::fp16);
+    g.whole_k = whole;
+    return trainsim::sim::kernel_body_s(v100, g);
+  };
+  CHECK(time_s(9600, true) > 1.2 * time_s(9600, false));
+  // Whole: twice the reduction, about twice the time.
+  CHECK(time_s(9600, true) / time_s(4800, true) == Approx(2).epsilon(0.1));
+  // A reduction too short to split prices the same either way.
+  CHECK(time_s(64, true) == Approx(time_s(64, false)));
+}
