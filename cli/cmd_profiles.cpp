@@ -98,6 +98,9 @@ void show_kernels(std::ostream& os, const sim::KernelEfficiency& k) {
   }
   if (!k.dilated_conv_tensor_cores)
     os << "  dilated convolutions: no tensor-core algorithm (computed in fp32)\n";
+  if (!k.conv_few_channel_kernels)
+    os << "  few-channel convolutions: no packed-tap kernels (channels pad to the tile's depth at "
+          "every filter tap)\n";
   os << "  achieved fraction of DRAM bandwidth (memory classes):\n";
   for (int c = 0; c < sim::kKernelClassCount; ++c) {
     const auto cls = static_cast<sim::KernelClass>(c);

@@ -177,6 +177,7 @@ KernelEfficiency read_kernels(JsonReader& r) {
   if (auto strided = r.optional_object("conv_strided_data_gradient"))
     k.conv_strided_data_gradient = read_per_dtype(*strided, Bound::unit_interval);
   k.dilated_conv_tensor_cores = r.boolean_or("dilated_conv_tensor_cores", true);
+  k.conv_few_channel_kernels = r.boolean_or("conv_few_channel_kernels", true);
   if (r.has("winograd_nonfused")) {
     for (const std::int64_t filter : r.integer_list("winograd_nonfused", 3, 5)) {
       if (filter == 4) r.fail("winograd_nonfused", "expected filter sizes 3 or 5, got 4");

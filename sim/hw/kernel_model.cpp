@@ -79,19 +79,22 @@ double fastest_tiling_s(const AcceleratorSpec& a, const GemmShape& g, bool atten
 //   cuDNN library may use padding"; DeepBench's conv_bench pads C to 8 itself for its
 //   tensor-core training runs: baidu-research/DeepBench code/nvidia/conv_bench.cu, 'Tensor cores
 //   need channels to be a multiple of 8').
-// - The reduction is walked one filter tap at a time: "each threadblock tile [is assigned] to
-//   one filter position and an interval of channels" (NVIDIA/cutlass
+// - Libraries without few-channel kernels (KernelEfficiency::conv_few_channel_kernels) walk the
+//   reduction one filter tap at a time: "each threadblock tile [is assigned] to one filter
+//   position and an interval of channels" (NVIDIA/cutlass
 //   media/docs/implicit_gemm_convolution.md, "Loading Activations and Filters"), the interval
-//   being the tile's depth, 64 bytes in the tensor-core tiles (128x128x32 for fp16 on Volta,
-//   Turing and Ampere, x16 for tf32, x64 for int8). So the channels reduced over (C forward, K
-//   for the data gradient) pad to that depth at every tap: a 1- or 3-channel first layer computes
-//   32 fp16 channels forward. DeepBench's V100 fp16 first layers run 7-8x slower than its fp32
-//   ones (C1 161x700 5x20/2); priced at 8 channels they came out 80% too fast, and at the tile's
-//   depth the forward fp16 series' shape went from 79% to 29%. The weight gradient reduces over
-//   positions, its channels are output columns, and keeps the vector's padding.
-double channel_padded(GemmShape& g, const GemmChannels& c, Dtype math) {
+//   being the tile's depth, 64 bytes in the tensor-core tiles (128x128x32 for fp16, x16 for
+//   tf32, x64 for int8). So the channels reduced over (C forward, K for the data gradient) pad to
+//   that depth at every tap: a 1- or 3-channel first layer computes 32 fp16 channels forward.
+//   DeepBench's V100 fp16 first layers (cuDNN 7.6) run 7-8x slower than its fp32 ones (C1
+//   161x700 5x20/2); priced at 8 channels they came out 80% too fast, and at the tile's depth
+//   the forward fp16 series' shape went from 79% to 29%. Later libraries pack several taps into
+//   one tile's depth for such layers (CUTLASS's kFewChannels and kFixedChannels iterators), and
+//   keep the vector's padding only. The weight gradient reduces over positions; its channels
+//   are output columns and keep the vector's padding.
+double channel_padded(GemmShape& g, const GemmChannels& c, Dtype math, bool per_tap) {
   const double vector = 16.0 / dtype_bytes(math);
-  const double tile_depth = 64.0 / dtype_bytes(math);
+  const double tile_depth = per_tap ? 64.0 / dtype_bytes(math) : vector;
   double factor = 1;
   const auto pad = [&](double& dim, double channels, double multiple) {
     if (channels <= 0) return;
@@ -197,7 +200,7 @@ double kernel_body_s(const AcceleratorSpec& a, const Kernel& k) {
   if (is_compute_class(k.cls) && k.flops > 0) {
     math = math_dtype(a, k);
     if (k.cls == KernelClass::conv && matrix_unit_math(a, math)) {
-      flops *= channel_padded(gemm, k.channels, math);
+      flops *= channel_padded(gemm, k.channels, math, !a.kernels.conv_few_channel_kernels);
     }
     const auto peak = a.peak(math);
     double eff = a.kernels.effective_compute(k.cls, math);

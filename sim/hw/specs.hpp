@@ -74,6 +74,11 @@ struct KernelEfficiency {
   // convolutions; where not, they compute in fp32 (sim/hw/kernel_model.hpp, math_dtype). A
   // scenario's dilated_conv_tensor_cores overrides it for the library build it ran on.
   bool dilated_conv_tensor_cores = true;
+  // Whether the convolution library has tensor-core forward kernels for inputs of few channels
+  // that fill a tile's depth with several filter taps (CUTLASS's kFewChannels and kFixedChannels
+  // iterators for first layers of 1-8 channels). Where not, the channels a convolution reduces
+  // over pad to the tile's depth at every tap (sim/hw/kernel_model.cpp, channel_padded).
+  bool conv_few_channel_kernels = true;
 
   // The efficiency for (class, dtype): the given value, else bf16 <-> fp16 share one (same tensor
   // cores, same libraries), else 0 (no path).
