@@ -52,8 +52,13 @@ void show_accelerator(std::ostream& os, const sim::AcceleratorSpec& a) {
 
 void show_kernels(std::ostream& os, const sim::KernelEfficiency& k) {
   os << "  GEMM tile " << k.tile_m << " x " << k.tile_n << " (half-area tile at "
-     << k.half_tile_throughput << " of the rate), k_half " << k.k_half << "\n"
-     << "  achieved fraction of peak (compute classes):\n";
+     << k.half_tile_throughput << " of the rate), k_half " << k.k_half << "\n";
+  if (k.recurrent_block_bw_bytes_per_s > 0) {
+    os << "  recurrent step GEMMs: a thread block of the main tile draws "
+       << sim::format_significant(k.recurrent_block_bw_bytes_per_s / 1e9, 4)
+       << " GB/s of DRAM bandwidth\n";
+  }
+  os << "  achieved fraction of peak (compute classes):\n";
   for (int c = 0; c < sim::kKernelClassCount; ++c) {
     const auto cls = static_cast<sim::KernelClass>(c);
     if (!sim::is_compute_class(cls)) continue;

@@ -64,9 +64,12 @@ if [ "$stage" = all ] || [ "$stage" = kernels ]; then
   step volta_conv16 deepbench_conv 'v100-sxm2-16gb fp16' kernels/nvidia-volta:compute.conv.fp16 \
     kernels/nvidia-volta:conv_strided_data_gradient.fp16
   step volta_lstm32 deepbench_lstm 'v100-sxm2-16gb fp32' kernels/nvidia-volta:compute.recurrent.fp32
-  # (DeepBench's LSTM is cuDNN's skip-input mode: no input GEMM. Its fp16 calibration-half cells are
-  # bound by re-reading the recurrent weights each step: recurrent.fp16 moves none of them and
-  # stays an estimate.)
+  # (DeepBench's LSTM is cuDNN's skip-input mode: no input GEMM.) Its cells at N <= 32 are bound by
+  # re-reading the recurrent weights each step at what the step GEMM's thread blocks draw: that
+  # bandwidth with the fp16 efficiency, on both dtypes' rows (freed with them, recurrent.fp32 runs
+  # into its bound 1 and keeps the fit above).
+  step volta_lstm_stream deepbench_lstm 'v100-sxm2-16gb' \
+    kernels/nvidia-volta:recurrent_block_bandwidth kernels/nvidia-volta:compute.recurrent.fp16
 fi
 if [ "$stage" = all ] || [ "$stage" = kernels ] || [ "$stage" = kernels2 ]; then
   step pascal_gemm deepbench_gemm '(p100-sxm2-16gb|gtx-1080-ti) fp32' \
@@ -75,8 +78,8 @@ if [ "$stage" = all ] || [ "$stage" = kernels ] || [ "$stage" = kernels2 ]; then
     accelerator/p100-sxm2-16gb:kernel_launch_overhead accelerator/gtx-1080-ti:kernel_launch_overhead
   step pascal_conv deepbench_conv '(p100-sxm2-16gb|gtx-1080-ti) fp32' kernels/nvidia-pascal:compute.conv.fp32 \
     kernels/nvidia-pascal:winograd_gain.fp32 kernels/nvidia-pascal:conv_weight_gradient.fp32
-  step pascal_lstm deepbench_lstm '(p100-sxm2-16gb|gtx-1080-ti) fp32' \
-    kernels/nvidia-pascal:compute.recurrent.fp32
+  step pascal_lstm deepbench_lstm '(p100-sxm2-16gb|gtx-1080-ti)' \
+    kernels/nvidia-pascal:recurrent_block_bandwidth kernels/nvidia-pascal:compute.recurrent.fp32
   # (Turing's k_half, freed with these, runs into its bound 0: the profile holds it there.)
   step turing_gemm deepbench_gemm 't4 ' kernels/nvidia-turing:compute.gemm.fp32 \
     kernels/nvidia-turing:compute.gemm.fp16 \

@@ -780,6 +780,16 @@ Tensor NetBuilder::lstm(const Tensor& in, std::int64_t hidden, LstmInput input) 
   // Per step and sample: the GEMM reads h_{t-1} (h) and writes the gate pre-activations (4h); the
   // gate kernel reads those, the input's share (the projection, 4h; or the raw input, h) and
   // c_{t-1}, and writes h_t, c_t and the four gate activations kept for backward.
+  // cuDNN's step GEMMs stream the recurrent weights with one thread block per tile of the 4h
+  // gate rows, each over its whole panel of W_hh (no split of the reduction): forward, the gates
+  // (4h) are the output columns; backward, dh_{t-1} = sum over the four gates of W_g^T dg, the
+  // four gates' products as a batch over h output columns each. At the batches of training
+  // (N <= 32) these GEMMs read their weights with too few blocks in flight to fill the DRAM pipe
+  // (sim/hw/kernel_model.cpp, blocks_bw_bytes_per_s): DeepBench's V100 cells (results/train, N
+  // 16-32, fp16 and fp32, forward and backward alike) stream W_hh at 160-175 GB/s at h 512 (16
+  // blocks of 128 gate rows), about 300 at h 1024, 500 at h 2048 and 660-700 at h 4096, rising
+  // with the block count until the device's rate, where one GEMM of the same bytes in cuBLAS
+  // (which splits K to fill the device) streams 400-600 GB/s (deepbench_gemm, M 2048-4096, N 16).
   fwd(cudnn(per_step(gemm_spec("lstm cell", KernelClass::recurrent, 2 * macs_h / steps, 5 * h, w_hh,
                                {1, 4 * h, h, 1}, BatchDim::m))));
   fwd(cudnn(per_step(mem_spec("lstm gates", KernelClass::elementwise, (linear ? 15 : 12) * h, 8 * h,
@@ -803,7 +813,7 @@ Tensor NetBuilder::lstm(const Tensor& in, std::int64_t hidden, LstmInput input) 
   bwd(cudnn(per_step(mem_spec("lstm gates bwd", KernelClass::elementwise, (linear ? 13 : 14) * h, 0,
                               0, gate_flops / steps))));
   bwd(cudnn(per_step(gemm_spec("lstm cell bwd", KernelClass::recurrent, 2 * macs_h / steps, 5 * h,
-                               w_hh, {1, h, 4 * h, 1}, BatchDim::m))));
+                               w_hh, {1, h, h, 4}, BatchDim::m))));
   if (linear && needs_grad(in)) {
     bwd(cudnn(gemm_spec("lstm input dgrad", KernelClass::gemm, 2 * macs_x, seq * (x + 4 * h), w_ih,
                         {seq, x, 4 * h, 1}, BatchDim::m)));

@@ -170,6 +170,8 @@ KernelEfficiency read_kernels(JsonReader& r) {
   k.half_tile_throughput = tile.number("half_tile_throughput", Bound::unit_interval);
   tile.done();
   k.k_half = r.number("k_half", Bound::non_negative);
+  k.recurrent_block_bw_bytes_per_s =
+      r.quantity_or("recurrent_block_bandwidth", Dimension::bytes_per_s, Bound::positive, 0.0);
   if (auto wino = r.optional_object("winograd_gain"))
     k.winograd_gain = read_per_dtype(*wino, Bound::positive);
   if (auto wgrad = r.optional_object("conv_weight_gradient"))

@@ -28,6 +28,11 @@ struct KernelEfficiency {
   double tile_n = 128;
   double half_tile_throughput = 1;  // a tile of half the area runs at this fraction of the rate
   double k_half = 0;                // K at which a GEMM's main loop reaches half its efficiency
+  // The DRAM bandwidth one thread block of the main tile draws in the library's recurrent step
+  // GEMMs (cuDNN's RNN): its loads in flight over the memory latency (Little's law). Those GEMMs,
+  // narrow and never split, stream their weights at what their blocks draw (sim/hw/
+  // kernel_model.cpp, blocks_bw_bytes_per_s); 0 where the profile gives none (the device's rate).
+  double recurrent_block_bw_bytes_per_s = 0;
   // Per dtype: how many times fewer multiplications the library's Winograd convolutions need
   // for 3x3 stride-1 filters, net of their transforms (Lavin and Gray, 'Fast Algorithms for
   // Convolutional Neural Networks', arXiv:1509.09308: F(2x2,3x3) needs 2.25x fewer, F(4x4,3x3)

@@ -110,6 +110,14 @@ HOSTILE("kernels profile whose strided data-gradient share is 0",
         {"profiles", "list", "--profile-dir", "@/"}, 2,
         {"@/kernels/arch.json: conv_strided_data_gradient.fp16: value 0 must be in (0, 1]"},
         {{"kernels/arch.json", kernels_profile("\"conv_strided_data_gradient\": {\"fp16\": 0}")}})
+HOSTILE("kernels profile whose recurrent blocks draw no bandwidth",
+        {"profiles", "list", "--profile-dir", "@/"}, 2,
+        {"@/kernels/arch.json", "recurrent_block_bandwidth", "0 GB/s"},
+        {{"kernels/arch.json", kernels_profile("\"recurrent_block_bandwidth\": \"0 GB/s\"")}})
+HOSTILE("kernels profile whose recurrent block bandwidth is a duration",
+        {"profiles", "list", "--profile-dir", "@/"}, 2,
+        {"@/kernels/arch.json", "recurrent_block_bandwidth", "18 us"},
+        {{"kernels/arch.json", kernels_profile("\"recurrent_block_bandwidth\": \"18 us\"")}})
 HOSTILE("kernels profile whose dilated-convolution switch is a string",
         {"profiles", "list", "--profile-dir", "@/"}, 2,
         {"@/kernels/arch.json", "dilated_conv_tensor_cores", "yes"},
