@@ -193,10 +193,17 @@ std::vector<ValidationPoint> deepbench_conv(const sim::ProfileLibrary& lib, Deep
                               "x" + fmt(get("S_filter_w")) + "/" + fmt(get("stride_h")) + " N" +
                               fmt(batch);
     const auto& bwd = layers[0].bwd_kernels;  // dgrad, wgrad (the zoo's backward order)
+    models::KernelSpec weight_grad = bwd.at(1);
+    // DeepBench's tensor-core build (its fp16 sheets) forces cuDNN's deterministic
+    // CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1 for every weight gradient ("Tensor Op math only supports
+    // this algorithm": code/nvidia/conv_bench.cu, USE_TENSOR_CORES), which runs one thread block
+    // per filter-gradient tile over the whole N x P x Q reduction, never splitting it. Its
+    // fp32 sheets come from the autotuned build (cudnnFind*), whose algorithms split.
+    if (k->dtype == sim::Dtype::fp16) weight_grad.whole_k = true;
     const std::vector<std::pair<const char*, std::vector<models::KernelSpec>>> parts{
         {"fwd_ms", layers[0].fwd_kernels},
         {"bwd_inputs_ms", {bwd.at(0)}},
-        {"bwd_params_ms", {bwd.at(1)}}};
+        {"bwd_params_ms", {weight_grad}}};
     for (const auto& [column, kernels] : parts) {
       const auto t = r.number(column);
       if (!t || *t <= 0) continue;  // "N/A*": DeepBench did not time the first layer's dgrad
