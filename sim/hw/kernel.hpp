@@ -74,7 +74,9 @@ struct Kernel {
   // priced at the convolutions' efficiency times KernelEfficiency::conv_strided_data_gradient.
   bool strided_data_gradient = false;
   // A GEMM its library runs with one thread block per output tile over the whole reduction, never
-  // splitting K across blocks (cuDNN's RNN weight gradient: kernel_model.cpp, kernel_body_s).
+  // splitting K across blocks (cuDNN's RNN weight gradient: kernel_model.cpp, kernel_body_s; the
+  // deterministic backward-filter ALGO_1 that DeepBench's tensor-core build forces:
+  // cli/validate_tables.cpp, deepbench_conv).
   bool whole_k = false;
   // A dilated convolution (dilation > 1): libraries may lack tensor-core algorithms for it
   // (KernelEfficiency::dilated_conv_tensor_cores; kernel_model.cpp, math_dtype).
