@@ -842,6 +842,12 @@ Tensor NetBuilder::lstm(const Tensor& in, std::int64_t hidden, LstmInput input) 
   // 28.1% / 27.5% (V100 fp16 weight gradients from -52% to -33% mean).
   bwd(cudnn(
       mem_spec("lstm weight grad accumulate", KernelClass::elementwise, 0, 3 * (w_ih + w_hh))));
+  // And the bias gradients, which cudnnRNNBackwardWeights writes into dw with the matrices:
+  // cuDNN's LSTM has eight bias vectors, an input and a recurrent one per gate (cuDNN API
+  // reference, cudnnGetRNNLinLayerBiasParams), both of whose gradients are the gate gradients
+  // summed over every sample and step: a column reduction reading the N x T x 4h gate gradients.
+  bwd(cudnn(mem_spec("lstm weight grad biases", KernelClass::reduction, seq * 4 * h, 8 * h, 0,
+                     seq * 4 * h)));
   // BlockLSTMGradOp / BlockLSTMBprop per step, in reverse: two adds (the c and h gradients from
   // above and from step t+1), the gate gradients, xh again, dxh = dicfo W^T (a GEMM), its split
   // into dx_t and dh_{t-1} (two copies), the weight gradient accumulated in place, W' += xh^T
@@ -857,7 +863,8 @@ Tensor NetBuilder::lstm(const Tensor& in, std::int64_t hidden, LstmInput input) 
     bwd(per_step(block(mem_spec("lstm dxh split", KernelClass::copy, xh)), 2));
     bwd(per_step(block(gemm_spec("lstm weight grad step", KernelClass::gemm, 2 * 4 * h * xh,
                                  xh + 4 * h, 2 * (w_ih + w_hh), {4 * h, xh, 1, 1}, BatchDim::k))));
-    bwd(per_step(block(mem_spec("lstm bias grad step", KernelClass::reduction, 4 * h, 8 * h))));
+    bwd(per_step(
+        block(mem_spec("lstm bias grad step", KernelClass::reduction, 4 * h, 8 * h, 0, 4 * h))));
   }
   save(in);
   open().saved_elements +=

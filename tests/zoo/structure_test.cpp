@@ -230,6 +230,17 @@ TEST_CASE("an LSTM also carries TensorFlow's BlockLSTM form: per step xh, one GE
   CHECK(accumulate->rnn_form == RnnForm::cudnn_only);
   CHECK(accumulate->act_elements == 0);
   CHECK(accumulate->param_elements == Approx(3.0 * 4 * h * (in + h)));
+  // It writes the eight bias vectors' gradients too: the gate gradients (4h per sample and step)
+  // summed over samples and steps, once; BlockLSTM sums them every step.
+  const trainsim::models::KernelSpec* biases = nullptr;
+  for (const auto& k : layer.bwd_kernels) {
+    if (std::string(k.what) == "lstm weight grad biases") biases = &k;
+  }
+  REQUIRE(biases != nullptr);
+  CHECK(biases->rnn_form == RnnForm::cudnn_only);
+  CHECK(biases->repeat == 1);
+  CHECK(biases->act_elements == Approx(4.0 * h * steps));
+  CHECK(biases->param_elements == Approx(8.0 * h));
   for (const auto& k : layer.fwd_kernels)
     CHECK(k.rnn_form != RnnForm::any);  // every kernel belongs to exactly one form
 }
