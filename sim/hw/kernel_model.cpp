@@ -49,10 +49,10 @@ double blocks_bw_bytes_per_s(const AcceleratorSpec& a, const GemmShape& g, doubl
   return e.recurrent_block_bw_bytes_per_s * panels / (e.tile_m + e.tile_n);
 }
 
-// The fastest (tile size, split-K) for a GEMM view: the least of time_s(efficiency, split,
-// blocks_bw) over the choices, where efficiency is the fraction of the device's peak the tiles
-// achieve (before the per-class efficiency), split the split-K factor, whose partial sums cost
-// DRAM traffic, and blocks_bw the bandwidth its blocks can draw (blocks_bw_bytes_per_s).
+// The fastest (tile size, split-K) for a GEMM view: the least of time_s(efficiency, split, tm,
+// tn) over the choices, where efficiency is the fraction of the device's peak the tiles achieve
+// (before the per-class efficiency), split the split-K factor, whose partial sums cost DRAM
+// traffic, and tm x tn the tile.
 // Fused attention tiles its query rows only: each tile spans the whole head dimension
 // (FlashAttention's blocks), so n is never quantised.
 template <typename TimeOf>
@@ -66,7 +66,7 @@ double fastest_tiling_s(const AcceleratorSpec& a, const GemmShape& g, bool atten
   // narrowest operand of their MMA instructions (Volta's m8n8k4, Turing's and Ampere's m16n8k8:
   // CUDA C++ Programming Guide, "Warp Matrix Functions"; PTX ISA, "Matrix shape").
   const double narrowest = matrix_units ? 8 : 1;
-  double best_s = time_s(1e-6, 1.0, std::numeric_limits<double>::infinity());
+  double best_s = time_s(1e-6, 1.0, e.tile_m, e.tile_n);
   // The architecture's main tile and the narrower ones libraries fall back to when the big ones
   // leave SMs idle or waste a skinny operand (each dimension halved: 128 -> 64 -> 32 -> 16, and
   // further, down to `narrowest`, only for an operand narrower than 16), at a lower per-tile
@@ -81,7 +81,6 @@ double fastest_tiling_s(const AcceleratorSpec& a, const GemmShape& g, bool atten
       if (!allowed(tm, g.m) || (!attention && !allowed(tn, g.n))) continue;
       const double tile_throughput = std::pow(e.half_tile_throughput, hm + (attention ? 0 : hn));
       const double tiles = std::ceil(g.m / tm) * std::ceil(g.n / tn) * g.batch;
-      const double blocks_bw = blocks_bw_bytes_per_s(a, g, tm, tn);
       for (const double split : kSplitK) {
         if (split > 1 && (!split_k || tiles * split > 8 * units || g.k / split < 2 * e.k_half))
           break;
@@ -90,7 +89,7 @@ double fastest_tiling_s(const AcceleratorSpec& a, const GemmShape& g, bool atten
         const double k_each = g.k / split;
         const double main_loop = e.k_half > 0 ? k_each / (k_each + e.k_half) : 1.0;
         const double eff = std::min(1.0, quantisation) * tile_throughput * main_loop;
-        best_s = std::min(best_s, time_s(eff, split, blocks_bw));
+        best_s = std::min(best_s, time_s(eff, split, tm, tn));
       }
     }
   }
@@ -277,14 +276,16 @@ double kernel_body_s(const AcceleratorSpec& a, const Kernel& k) {
     const auto tiled_s = [&](const GemmShape& view, double view_compute_s, double view_memory_s,
                              bool view_split_k) {
       const double partial_bytes = view.m * view.n * view.batch * 4;
-      const auto time_s = [&](double tiling, double split, double blocks_bw) {
+      const auto time_s = [&](double tiling, double split, double tm, double tn) {
         // Each slice beyond the first writes its partials; summed within the kernel they are
         // read back there too, summed apart the second kernel reads them.
         const bool apart = reduce_apart && split > 1;
         const double partials_s = (apart ? 1 : 2) * (split - 1) * partial_bytes / bw_bytes_per_s;
         // Memory time at the device's bandwidth, or, in a recurrent step, at what its blocks draw.
         const double slower =
-            k.cls == KernelClass::recurrent ? std::max(1.0, bw_bytes_per_s / blocks_bw) : 1.0;
+            k.cls == KernelClass::recurrent
+                ? std::max(1.0, bw_bytes_per_s / blocks_bw_bytes_per_s(a, view, tm, tn))
+                : 1.0;
         const double gemm_s =
             std::max(view_compute_s / tiling, (view_memory_s + partials_s) * slower);
         if (!apart) return gemm_s;
