@@ -150,7 +150,8 @@ std::vector<ValidationPoint> deepbench_gemm(const sim::ProfileLibrary& lib, Deep
     ValidationPoint p;
     p.series = k->gpu_label + " gemm";
     p.x = 2 * *m * *n * *kk;
-    p.label = k->gpu_label + " gemm M" + fmt(*m) + " N" + fmt(*n) + " K" + fmt(*kk);
+    p.label = k->gpu_label + " gemm M" + fmt(*m) + " N" + fmt(*n) + " K" + fmt(*kk) + " " +
+              r.at("A_transpose") + r.at("B_transpose");
     p.measured = *t;
     p.predicted = kernels_ms(k->accelerator, layers[0].fwd_kernels, 1, k->dtype);
     out.push_back(p);

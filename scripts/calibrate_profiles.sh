@@ -78,6 +78,8 @@ if [ "$stage" = all ] || [ "$stage" = kernels ] || [ "$stage" = kernels2 ]; then
     accelerator/p100-sxm2-16gb:kernel_launch_overhead accelerator/gtx-1080-ti:kernel_launch_overhead
   step pascal_conv deepbench_conv '(p100-sxm2-16gb|gtx-1080-ti) fp32' kernels/nvidia-pascal:compute.conv.fp32 \
     kernels/nvidia-pascal:winograd_gain.fp32 kernels/nvidia-pascal:conv_weight_gradient.fp32
+  # (gemm_tile.narrow_operand.tile is discrete: chosen by hand over the tiles the search tries,
+  # 32, 64 and 128, on the same rows' calibration-half MAPE; nvidia-pascal.json lists them.)
   step pascal_lstm deepbench_lstm '(p100-sxm2-16gb|gtx-1080-ti)' \
     kernels/nvidia-pascal:recurrent_block_bandwidth kernels/nvidia-pascal:compute.recurrent.fp32
   # (Turing's k_half, freed with these, runs into its bound 0: the profile holds it there.)

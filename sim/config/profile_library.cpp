@@ -168,6 +168,23 @@ KernelEfficiency read_kernels(JsonReader& r) {
   k.tile_m = static_cast<double>(tile.integer("m", 1));
   k.tile_n = static_cast<double>(tile.integer("n", 1));
   k.half_tile_throughput = tile.number("half_tile_throughput", Bound::unit_interval);
+  if (auto narrow = tile.optional_object("narrow_operand")) {
+    k.narrow_operand_below = static_cast<double>(narrow->integer("below", 2));
+    k.narrow_operand_tile = static_cast<double>(narrow->integer("tile", 1));
+    // The tile must be one the tiling search tries: the main tile halved zero or more times.
+    const auto halving = [](double main, double t) {
+      for (double h = main; h >= 1; h /= 2) {
+        if (h == t) return true;
+      }
+      return false;
+    };
+    if (!halving(k.tile_m, k.narrow_operand_tile) || !halving(k.tile_n, k.narrow_operand_tile)) {
+      narrow->fail("tile", "must be the main tile (" + format_significant(k.tile_m, 6) + " x " +
+                               format_significant(k.tile_n, 6) + ") halved 0 or more times (got " +
+                               format_significant(k.narrow_operand_tile, 6) + ")");
+    }
+    narrow->done();
+  }
   tile.done();
   k.k_half = r.number("k_half", Bound::non_negative);
   k.recurrent_block_bw_bytes_per_s =

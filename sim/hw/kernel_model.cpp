@@ -55,9 +55,11 @@ double blocks_bw_bytes_per_s(const AcceleratorSpec& a, const GemmShape& g, doubl
 // traffic, and tm x tn the tile.
 // Fused attention tiles its query rows only: each tile spans the whole head dimension
 // (FlashAttention's blocks), so n is never quantised.
+// `library_simt` marks a library GEMM on SIMT math, whose narrow operands run on the tiles
+// KernelEfficiency::narrow_operand_tile gives, where the profile gives one.
 template <typename TimeOf>
 double fastest_tiling_s(const AcceleratorSpec& a, const GemmShape& g, bool attention,
-                        bool matrix_units, bool split_k, TimeOf time_s) {
+                        bool matrix_units, bool split_k, bool library_simt, TimeOf time_s) {
   const KernelEfficiency& e = a.kernels;
   const double units = std::max(1, a.compute_units);
   const double useful = g.m * g.n * g.batch;
@@ -71,7 +73,12 @@ double fastest_tiling_s(const AcceleratorSpec& a, const GemmShape& g, bool atten
   // leave SMs idle or waste a skinny operand (each dimension halved: 128 -> 64 -> 32 -> 16, and
   // further, down to `narrowest`, only for an operand narrower than 16), at a lower per-tile
   // rate for every halving of the tile's area (less operand reuse).
+  // Where the library has no kernel for an operand that narrow (cuBLAS 7.5-8: N = 8 and 16 run
+  // at one time, longer than N = 32; KernelEfficiency::narrow_operand_below), it runs on the
+  // profile's fallback tile: a 64-wide tile at N = 16 computes 4x the useful columns.
+  const bool fallback = library_simt && e.narrow_operand_below > 0;
   const auto allowed = [&](double tile, double dim) {
+    if (fallback && dim < e.narrow_operand_below) return tile >= e.narrow_operand_tile;
     return tile >= narrowest && (tile >= kRegularMinTile || dim < kRegularMinTile);
   };
   for (int hm = 0; e.tile_m / (1 << hm) >= narrowest; ++hm) {
@@ -273,6 +280,10 @@ double kernel_body_s(const AcceleratorSpec& a, const Kernel& k) {
     // 14.8% to 13.1% / 15.8%: its small split GEMMs (M 512-1024, N 16-32, K 512) came out 40-80%
     // too slow, so cuBLAS's are taken to sum within the kernel.
     const bool reduce_apart = k.cls == KernelClass::conv && k.weight_gradient;
+    // cuBLAS's GEMMs and cuDNN's recurrent steps (cuDNN's RNN calls cuBLAS's kernels; its
+    // convolutions have kernels of their own).
+    const bool library_simt =
+        !matrix_units && (k.cls == KernelClass::gemm || k.cls == KernelClass::recurrent);
     const auto tiled_s = [&](const GemmShape& view, double view_compute_s, double view_memory_s,
                              bool view_split_k) {
       const double partial_bytes = view.m * view.n * view.batch * 4;
@@ -292,7 +303,7 @@ double kernel_body_s(const AcceleratorSpec& a, const Kernel& k) {
         return gemm_s + a.kernel_launch_overhead_s + (split + 1) * partial_bytes / bw_bytes_per_s;
       };
       return fastest_tiling_s(a, view, k.cls == KernelClass::attention, matrix_units, view_split_k,
-                              time_s);
+                              library_simt, time_s);
     };
     double best_s = tiled_s(gemm, compute_s, memory_s, split_k);
     // And the algorithm: cuDNN's autotuner (cudnnFind*, PyTorch's benchmark mode) keeps the

@@ -27,7 +27,16 @@ struct KernelEfficiency {
   double tile_m = 128;  // output tile of the architecture's main GEMM kernels
   double tile_n = 128;
   double half_tile_throughput = 1;  // a tile of half the area runs at this fraction of the rate
-  double k_half = 0;                // K at which a GEMM's main loop reaches half its efficiency
+  // Library GEMMs on SIMT math (cuBLAS, and cuDNN's recurrent steps, which call its kernels): an
+  // operand narrower than narrow_operand_below columns (or rows) runs on tiles at least
+  // narrow_operand_tile wide, where the library has no narrow kernel for it; 0: none (tiles
+  // down to the operand's own width). cuBLAS 7.5-8 on Maxwell and Pascal: DeepBench's GEMMs of
+  // N = 8 and 16 take the same time, and longer than those of N = 32 with the same M and K
+  // (results/train: P100 M4096 K4096 N16 404 us, N32 172 us), where cuBLAS 10 on Volta and
+  // Turing runs N = 16 in less time than N = 32 (sim/hw/kernel_model.cpp, fastest_tiling_s).
+  double narrow_operand_below = 0;
+  double narrow_operand_tile = 0;
+  double k_half = 0;  // K at which a GEMM's main loop reaches half its efficiency
   // The DRAM bandwidth one thread block of the main tile draws in the library's recurrent step
   // GEMMs (cuDNN's RNN): its loads in flight over the memory latency (Little's law). Those GEMMs,
   // narrow and never split, stream their weights at what their blocks draw (sim/hw/

@@ -11,11 +11,13 @@
 namespace {
 
 using trainsim::sim::Dtype;
+using trainsim::sim::KernelClass;
 
 // A compute-bound GEMM kernel (no DRAM bytes) of m x n outputs over a reduction of k.
-trainsim::sim::Kernel gemm(double m, double n, double k, Dtype dtype) {
+trainsim::sim::Kernel gemm(double m, double n, double k, Dtype dtype,
+                           KernelClass cls = KernelClass::gemm) {
   trainsim::sim::Kernel g;
-  g.cls = trainsim::sim::KernelClass::gemm;
+  g.cls = cls;
   g.dtype = dtype;
   g.flops = 2 * m * n * k;
   g.gemm = {m, n, k, 1};
@@ -24,12 +26,14 @@ trainsim::sim::Kernel gemm(double m, double n, double k, Dtype dtype) {
 
 }  // namespace
 
-TEST_CASE("a one-column GEMM runs in a one-column tile on SIMT math") {
+TEST_CASE("a one-column convolution GEMM runs in a one-column tile on SIMT math") {
   const auto lib = trainsim::cli::load_profile_library({});
   const auto p100 = lib.accelerator("p100-sxm2-16gb", "test");
   const double m = 1 << 20, k = 1600;
-  const double one = trainsim::sim::kernel_body_s(p100, gemm(m, 1, k, Dtype::fp32));
-  const double sixteen = trainsim::sim::kernel_body_s(p100, gemm(m, 16, k, Dtype::fp32));
+  const double one =
+      trainsim::sim::kernel_body_s(p100, gemm(m, 1, k, Dtype::fp32, KernelClass::conv));
+  const double sixteen =
+      trainsim::sim::kernel_body_s(p100, gemm(m, 16, k, Dtype::fp32, KernelClass::conv));
   // A 16-wide tile would make both cost the same; the 1-wide tile, at Pascal's 0.733 per
   // halving of the tile (seven halvings from 128), takes about a fifth.
   CHECK(one < sixteen / 4);
@@ -83,4 +87,34 @@ TEST_CASE("a GEMM marked whole_k runs each output tile's reduction in one thread
   CHECK(time_s(9600, true) / time_s(4800, true) == Approx(2).epsilon(0.1));
   // A reduction too short to split prices the same either way.
   CHECK(time_s(64, true) == Approx(time_s(64, false)));
+}
+
+// cuBLAS 7.5-8 (Maxwell, Pascal) has no SGEMM kernel for an operand narrower than 32: DeepBench's
+// N = 8 and N = 16 GEMMs take one time there, longer than N = 32 (the kernels profile's
+// gemm_tile.narrow_operand); cuBLAS 10 (Volta) runs N = 16 in less time than N = 32.
+TEST_CASE("narrow library GEMMs run on the profile's fallback tile where it gives one") {
+  const auto lib = trainsim::cli::load_profile_library({});
+  const auto p100 = lib.accelerator("p100-sxm2-16gb", "test");
+  REQUIRE(p100.kernels.narrow_operand_below == 32);
+  REQUIRE(p100.kernels.narrow_operand_tile == 64);
+  const double m = 4096, k = 4096;
+  const auto time_s = [&](const trainsim::sim::AcceleratorSpec& a, double n, KernelClass cls) {
+    return trainsim::sim::kernel_body_s(a, gemm(m, n, k, Dtype::fp32, cls));
+  };
+  // N = 8 and 16 on one 64-wide tile: the same time, more than N = 32's.
+  CHECK(time_s(p100, 8, KernelClass::gemm) == Approx(time_s(p100, 16, KernelClass::gemm)));
+  CHECK(time_s(p100, 16, KernelClass::gemm) > time_s(p100, 32, KernelClass::gemm));
+  // The same for M: the rule is the operand's, not the layout's.
+  CHECK(trainsim::sim::kernel_body_s(p100, gemm(16, m, k, Dtype::fp32)) ==
+        Approx(time_s(p100, 16, KernelClass::gemm)));
+  // cuDNN's convolutions have kernels of their own: narrow operands keep narrow tiles.
+  CHECK(time_s(p100, 16, KernelClass::conv) < time_s(p100, 32, KernelClass::conv));
+  // Without the profile's fallback the narrow GEMM gets its narrow tile back.
+  auto without = p100;
+  without.kernels.narrow_operand_below = 0;
+  CHECK(time_s(without, 16, KernelClass::gemm) < time_s(p100, 16, KernelClass::gemm) / 2);
+  // Volta's library has the narrow kernels.
+  const auto v100 = lib.accelerator("v100-sxm2-16gb", "test");
+  REQUIRE(v100.kernels.narrow_operand_below == 0);
+  CHECK(time_s(v100, 16, KernelClass::gemm) < time_s(v100, 32, KernelClass::gemm));
 }
