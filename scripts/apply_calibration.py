@@ -19,7 +19,19 @@ FOLDERS = {"kernels": "kernels", "framework": "frameworks", "accelerator": "acce
            "host": "hosts", "link": "links", "cluster": "clusters"}
 
 
-def format_value(path, value):
+# The units a profile's quoted quantities are written in, in SI base units (sim/config/units.cpp
+# reads more; these are the ones fitted values are written back in).
+UNITS = {"s": 1, "ms": 1e-3, "us": 1e-6, "ns": 1e-9, "B/s": 1, "kB/s": 1e3, "MB/s": 1e6,
+         "GB/s": 1e9, "TB/s": 1e12, "KiB/s": 2**10, "MiB/s": 2**20, "GiB/s": 2**30, "Hz": 1,
+         "kHz": 1e3, "MHz": 1e6, "GHz": 1e9, "W": 1, "kW": 1e3}
+
+
+def format_value(path, value, current=None):
+    """The fitted SI value as the profile writes it: in the unit of the value it replaces, where
+    that is a quoted quantity ("7.97 GB/s"), else by the key's kind."""
+    m = re.fullmatch(r'"[-+0-9.eE]+ ([A-Za-z/]+)"', current or "")
+    if m and m.group(1) in UNITS:
+        return f'"{value / UNITS[m.group(1)]:.3g} {m.group(1)}"'
     leaf = path.split(".")[-1]
     if leaf in ("k_half",):
         return str(round(value, 1))
@@ -46,19 +58,25 @@ def apply(fit):
         if parent:
             start = next(i for i, l in enumerate(lines) if f'"{parent}"' in l and not l.strip().startswith("//"))
         i = next(i for i in range(start, len(lines)) if f'"{leaf}":' in lines[i] and not lines[i].strip().startswith("//"))
-        new = format_value(path, p["value"])
+        current = re.search(r'"' + re.escape(leaf) + r'":\s*("[^"]*"|[-+0-9.eE]+)', lines[i])
+        new = format_value(path, p["value"], current.group(1) if current else None)
         err = p.get("std_error")
-        note = f"{where}: {p['start']:.4g} -> {p['value']:.4g}" + (f" (stderr {err:.2g})" if err is not None else "")
+        # The note in the profile's unit where the value is a quoted quantity.
+        unit = re.fullmatch(r'"[-+0-9.eE]+ ([A-Za-z/]+)"', new)
+        scale, suffix = (UNITS[unit.group(1)], " " + unit.group(1)) if unit else (1, "")
+        note = f"{where}: {p['start'] / scale:.4g} -> {p['value'] / scale:.4g}{suffix}" + (
+            f" (stderr {err / scale:.2g}{suffix})" if err is not None else "")
         lines[i] = re.sub(r'("' + re.escape(leaf) + r'":\s*)("[^"]*"|[-+0-9.eE]+)',
                           lambda m: m.group(1) + new, lines[i], count=1)
         # The value's own comment, "// parent.leaf: ...", sits in the block of comment lines just
         # above the parent's line (or between it and the value's line).
-        label = f"// {parent}.{leaf}:" if parent else None
-        above = start - 1
+        label = f"// {parent}.{leaf}:" if parent else f"// {leaf}:"
+        # A top-level value's comment block sits just above its own line.
+        above = (start if parent else i) - 1
         while above > 0 and lines[above - 1].strip().startswith("//"):
             above -= 1
         comment_line = next((j for j in range(max(0, above), i)
-                             if label and lines[j].strip().startswith(label)), None)
+                             if lines[j].strip().startswith(label)), None)
         if comment_line is not None:
             indent = lines[comment_line][: len(lines[comment_line]) - len(lines[comment_line].lstrip())]
             lines[comment_line] = f"{indent}{label} {note}"
