@@ -26,12 +26,18 @@ UNITS = {"s": 1, "ms": 1e-3, "us": 1e-6, "ns": 1e-9, "B/s": 1, "kB/s": 1e3, "MB/
          "kHz": 1e3, "MHz": 1e6, "GHz": 1e9, "W": 1, "kW": 1e3}
 
 
+def quoted_unit(text):
+    """The unit of a quoted quantity ("7.97 GB/s" -> "GB/s") where UNITS has it, else None."""
+    m = re.fullmatch(r'"[-+0-9.eE]+ ([A-Za-z/]+)"', text or "")
+    return m.group(1) if m and m.group(1) in UNITS else None
+
+
 def format_value(path, value, current=None):
     """The fitted SI value as the profile writes it: in the unit of the value it replaces, where
     that is a quoted quantity ("7.97 GB/s"), else by the key's kind."""
-    m = re.fullmatch(r'"[-+0-9.eE]+ ([A-Za-z/]+)"', current or "")
-    if m and m.group(1) in UNITS:
-        return f'"{value / UNITS[m.group(1)]:.3g} {m.group(1)}"'
+    unit = quoted_unit(current)
+    if unit:
+        return f'"{value / UNITS[unit]:.3g} {unit}"'
     leaf = path.split(".")[-1]
     if leaf in ("k_half",):
         return str(round(value, 1))
@@ -58,16 +64,16 @@ def apply(fit):
         if parent:
             start = next(i for i, l in enumerate(lines) if f'"{parent}"' in l and not l.strip().startswith("//"))
         i = next(i for i in range(start, len(lines)) if f'"{leaf}":' in lines[i] and not lines[i].strip().startswith("//"))
-        current = re.search(r'"' + re.escape(leaf) + r'":\s*("[^"]*"|[-+0-9.eE]+)', lines[i])
-        new = format_value(path, p["value"], current.group(1) if current else None)
+        value_re = re.compile(r'("' + re.escape(leaf) + r'":\s*)("[^"]*"|[-+0-9.eE]+)')
+        current = value_re.search(lines[i])
+        new = format_value(path, p["value"], current.group(2) if current else None)
         err = p.get("std_error")
         # The note in the profile's unit where the value is a quoted quantity.
-        unit = re.fullmatch(r'"[-+0-9.eE]+ ([A-Za-z/]+)"', new)
-        scale, suffix = (UNITS[unit.group(1)], " " + unit.group(1)) if unit else (1, "")
+        unit = quoted_unit(new)
+        scale, suffix = (UNITS[unit], " " + unit) if unit else (1, "")
         note = f"{where}: {p['start'] / scale:.4g} -> {p['value'] / scale:.4g}{suffix}" + (
             f" (stderr {err / scale:.2g}{suffix})" if err is not None else "")
-        lines[i] = re.sub(r'("' + re.escape(leaf) + r'":\s*)("[^"]*"|[-+0-9.eE]+)',
-                          lambda m: m.group(1) + new, lines[i], count=1)
+        lines[i] = value_re.sub(lambda m: m.group(1) + new, lines[i], count=1)
         # The value's own comment, "// parent.leaf: ...", sits in the block of comment lines just
         # above the parent's line (or between it and the value's line).
         label = f"// {parent}.{leaf}:" if parent else f"// {leaf}:"

@@ -40,6 +40,12 @@ std::string kernels_profile(const std::string& extra) {
              "topk": 0.01}})";
 }
 
+// kernels_profile with `entry` added to its gemm_tile object.
+std::string kernels_profile_tile(const std::string& entry) {
+  return with(kernels_profile("\"dilated_conv_tensor_cores\": true"), "0.8}, \"k_half\"",
+              "0.8, " + entry + "}, \"k_half\"");
+}
+
 }  // namespace
 
 HOSTILE("profile nested 100,000 deep", {"profiles", "show", "gpu", "--profile-dir", "@/"}, 2,
@@ -115,14 +121,12 @@ HOSTILE("kernels profile whose narrow-operand tile is not a halving of the main 
         {"@/kernels/arch.json", "gemm_tile.narrow_operand.tile",
          "must be the main tile (128 x 128) halved 0 or more times (got 48)"},
         {{"kernels/arch.json",
-          with(kernels_profile("\"dilated_conv_tensor_cores\": true"), "0.8}, \"k_half\"",
-               "0.8, \"narrow_operand\": {\"below\": 32, \"tile\": 48}}, \"k_half\"")}})
+          kernels_profile_tile("\"narrow_operand\": {\"below\": 32, \"tile\": 48}")}})
 HOSTILE("kernels profile whose narrow-operand width is 1",
         {"profiles", "list", "--profile-dir", "@/"}, 2,
         {"@/kernels/arch.json", "gemm_tile.narrow_operand.below", "1"},
         {{"kernels/arch.json",
-          with(kernels_profile("\"dilated_conv_tensor_cores\": true"), "0.8}, \"k_half\"",
-               "0.8, \"narrow_operand\": {\"below\": 1, \"tile\": 64}}, \"k_half\"")}})
+          kernels_profile_tile("\"narrow_operand\": {\"below\": 1, \"tile\": 64}")}})
 HOSTILE("kernels profile whose recurrent blocks draw no bandwidth",
         {"profiles", "list", "--profile-dir", "@/"}, 2,
         {"@/kernels/arch.json", "recurrent_block_bandwidth", "0 GB/s"},

@@ -222,20 +222,21 @@ TEST_CASE("an LSTM also carries TensorFlow's BlockLSTM form: per step xh, one GE
   CHECK(cudnn_wgrad == 1);
   // cuDNN adds the weight gradient into dw (cudnnRNNBackwardWeights is additive): one pass after
   // the GEMM reading its result and dw and writing dw, whatever the batch and the steps.
-  const trainsim::models::KernelSpec* accumulate = nullptr;
-  for (const auto& k : layer.bwd_kernels) {
-    if (std::string(k.what) == "lstm weight grad accumulate") accumulate = &k;
-  }
+  const auto bwd_kernel = [&](const std::string& what) {
+    const trainsim::models::KernelSpec* found = nullptr;
+    for (const auto& k : layer.bwd_kernels) {
+      if (k.what == what) found = &k;
+    }
+    return found;
+  };
+  const trainsim::models::KernelSpec* accumulate = bwd_kernel("lstm weight grad accumulate");
   REQUIRE(accumulate != nullptr);
   CHECK(accumulate->rnn_form == RnnForm::cudnn_only);
   CHECK(accumulate->act_elements == 0);
   CHECK(accumulate->param_elements == Approx(3.0 * 4 * h * (in + h)));
   // It writes the eight bias vectors' gradients too: the gate gradients (4h per sample and step)
   // summed over samples and steps, once; BlockLSTM sums them every step.
-  const trainsim::models::KernelSpec* biases = nullptr;
-  for (const auto& k : layer.bwd_kernels) {
-    if (std::string(k.what) == "lstm weight grad biases") biases = &k;
-  }
+  const trainsim::models::KernelSpec* biases = bwd_kernel("lstm weight grad biases");
   REQUIRE(biases != nullptr);
   CHECK(biases->rnn_form == RnnForm::cudnn_only);
   CHECK(biases->repeat == 1);
