@@ -37,9 +37,13 @@ def sweep(*args):
     return pd.read_csv(io.StringIO(run("sweep", *args, "--format", "csv")))
 
 
+# The notebook's scenario files live in one directory, removed when the kernel exits.
+_SCENARIO_DIR = tempfile.TemporaryDirectory(prefix="trainsim_nb_")
+
+
 def write_scenario(doc, name="scenario.json"):
     """Writes a scenario dict to a temporary file and returns its path."""
-    d = tempfile.mkdtemp(prefix="trainsim_nb_")
+    d = tempfile.mkdtemp(dir=_SCENARIO_DIR.name)
     path = os.path.join(d, name)
     with open(path, "w") as f:
         json.dump(doc, f)

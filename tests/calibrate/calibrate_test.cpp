@@ -162,8 +162,7 @@ TEST_CASE("a --set override reaches inside the accelerator and link profiles a c
 
 TEST_CASE("calibrate recovers a compute efficiency of 0.55 from simulated points") {
   const std::string csv = generated_csv({kEfficiency + "=0.55"});
-  const std::string out_dir =
-      std::filesystem::temp_directory_path() / ("trainsim_calib_" + std::to_string(::getpid()));
+  const std::string out_dir = trainsim::test::fresh_dir("calibrated");
   const auto r = calibrate(csv, {"--free", kEfficiency, "--format", "json", "--out", out_dir});
   INFO(r.err);
   REQUIRE(r.exit_code == 0);

@@ -22,10 +22,7 @@ const char* const kGoodAccelerator = R"({
 
 // A fresh folder holding one accelerator profile with `text` as its content.
 std::string profile_dir(const std::string& text, const std::string& name = "testgpu") {
-  static int counter = 0;
-  const fs::path dir =
-      fs::temp_directory_path() /
-      ("trainsim_profiles_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
+  const fs::path dir = trainsim::test::fresh_dir("profiles");
   fs::create_directories(dir / "accelerators");
   std::ofstream(dir / "accelerators" / (name + ".json")) << text;
   return dir.string();

@@ -261,8 +261,7 @@ TEST_CASE("a profile from --profile-dir keeps the sources of the built-in values
   nlohmann::json doc = builtin.json;
   doc["compute"]["gemm"]["fp32"] = 0.5;  // fitted
   doc["k_half"] = 11;                    // changed without a source
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("trainsim_provenance_" + std::to_string(::getpid()));
+  const std::filesystem::path dir = trainsim::test::fresh_dir("provenance");
   std::filesystem::create_directories(dir / "kernels");
   {
     std::ofstream out(dir / "kernels" / "nvidia-volta.json");

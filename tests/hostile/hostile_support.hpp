@@ -30,13 +30,7 @@ struct HostileCase {
 };
 
 inline std::string hostile_dir() {
-  static int counter = 0;
-  const std::filesystem::path dir =
-      std::filesystem::temp_directory_path() /
-      ("trainsim_hostile_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  return dir.string();
+  return trainsim::test::fresh_dir("hostile");
 }
 
 inline std::string expand_placeholders(std::string arg, const std::string& dir) {

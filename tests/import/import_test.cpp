@@ -42,13 +42,7 @@ const std::string kExampleTrace =
     std::string(TRAINSIM_SOURCE_DIR) + "/examples/traces/mlp_h100_trace.json";
 
 std::string temp_dir() {
-  static int counter = 0;
-  const fs::path dir =
-      fs::temp_directory_path() /
-      ("trainsim_import_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir.string();
+  return trainsim::test::fresh_dir("import");
 }
 
 // Writes a synthetic trace with scripts/make_kineto_trace.py and these extra arguments.

@@ -92,10 +92,7 @@ std::string with_binary(const std::string& command) {
 
 // A fresh folder with the repository's inputs reachable as in the repository root.
 std::string work_dir(const std::string& name) {
-  const fs::path dir =
-      fs::temp_directory_path() / ("trainsim_readme_" + name + "_" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
+  const fs::path dir = trainsim::test::fresh_dir("readme_" + name);
   for (const char* d : {"examples", "tests", "hw_profiles", "notebooks"})
     fs::create_directory_symlink(fs::path(TRAINSIM_SOURCE_DIR) / d, dir / d);
   return dir.string();
@@ -136,9 +133,7 @@ TEST_CASE("readme: every sh block of hw_profiles/README.md runs") {
 }
 
 TEST_CASE("readme: the block reader understands markers, continuations and comments") {
-  const std::string path =
-      (fs::temp_directory_path() / ("trainsim_readme_parse_" + std::to_string(::getpid()) + ".md"))
-          .string();
+  const std::string path = trainsim::test::fresh_dir("readme_parse") + "/README.md";
   std::ofstream(path) << "text\n\n<!-- readme-test: exit 2 -->\n```sh\n# comment\n"
                          "trainsim simulate \\\n  --set x=1\n./build/trainsim --version\n```\n\n"
                          "```text\n$ not a command\n```\n<!-- readme-test: skip (apt) -->\n"
