@@ -38,7 +38,7 @@ std::string signed_percent(double fraction) {
   return (fraction >= 0 ? "+" : "") + percent(fraction);
 }
 
-std::string num(double v) {
+std::string report_num(double v) {
   if (!std::isfinite(v)) return "n/a";
   std::ostringstream s;
   s << std::setprecision(6) << v;
@@ -46,7 +46,7 @@ std::string num(double v) {
 }
 
 std::string bound_text(double v) {
-  return std::isfinite(v) ? num(v) : "unbounded";
+  return std::isfinite(v) ? report_num(v) : "unbounded";
 }
 
 double rel_err(double measured, double predicted) {
@@ -71,10 +71,10 @@ void write_calibration_text(std::ostream& os, const CalibrationSetup& setup,
     const fit::CalibratedParameter& p = r.parameters[j];
     const FreeParameter& f = setup.free[j];
     os << "  " << p.name << "  (" << owner_label(f) << ": " << f.path_in_owner << ")\n";
-    os << "    start " << num(p.initial) << " (as written: " << f.as_written.dump()
-       << ")  ->  calibrated " << num(p.value) << "  stderr " << num(p.std_error) << "  95% CI ["
-       << num(p.ci[0]) << ", " << num(p.ci[1]) << "]  bounds [" << bound_text(p.lower) << ", "
-       << bound_text(p.upper) << "]\n";
+    os << "    start " << report_num(p.initial) << " (as written: " << f.as_written.dump()
+       << ")  ->  calibrated " << report_num(p.value) << "  stderr " << report_num(p.std_error)
+       << "  95% CI [" << report_num(p.ci[0]) << ", " << report_num(p.ci[1]) << "]  bounds ["
+       << bound_text(p.lower) << ", " << bound_text(p.upper) << "]\n";
     if (!p.at_bound.empty())
       os << "    on its " << p.at_bound
          << " bound: the data want it beyond; interval not meaningful\n";
@@ -83,7 +83,7 @@ void write_calibration_text(std::ostream& os, const CalibrationSetup& setup,
     os << "  correlation:";
     for (Eigen::Index a = 0; a < r.correlation.rows(); ++a) {
       for (Eigen::Index b = a + 1; b < r.correlation.cols(); ++b) {
-        os << "  (" << a + 1 << "," << b + 1 << ") " << num(r.correlation(a, b));
+        os << "  (" << a + 1 << "," << b + 1 << ") " << report_num(r.correlation(a, b));
       }
     }
     os << "\n";
@@ -221,8 +221,8 @@ std::vector<std::string> write_calibrated_documents(const std::string& dir,
     for (const std::size_t k : params_of[owner]) {
       const fit::CalibratedParameter& p = r.parameters[k];
       header << "//   " << setup.free[k].path_in_owner << ": " << setup.free[k].as_written.dump()
-             << " -> " << num(p.value) << " (stderr " << num(p.std_error) << ", 95% CI ["
-             << num(p.ci[0]) << ", " << num(p.ci[1]) << "]"
+             << " -> " << report_num(p.value) << " (stderr " << report_num(p.std_error)
+             << ", 95% CI [" << report_num(p.ci[0]) << ", " << report_num(p.ci[1]) << "]"
              << (p.at_bound.empty() ? "" : ", on its " + p.at_bound + " bound") << ")\n";
     }
     header << "// fitted to " << r.n << " measured throughputs; RMS relative error "

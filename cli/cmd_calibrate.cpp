@@ -17,26 +17,6 @@
 #include "sim/core/input_error.hpp"
 
 namespace trainsim::cli {
-namespace {
-
-std::vector<std::string> split_commas(const std::vector<std::string>& values) {
-  std::vector<std::string> out;
-  for (const std::string& v : values) {
-    std::size_t start = 0;
-    while (true) {
-      const auto comma = v.find(',', start);
-      std::string item =
-          v.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-      if (!item.empty()) out.push_back(std::move(item));
-      if (comma == std::string::npos) break;
-      start = comma + 1;
-    }
-  }
-  return out;
-}
-
-}  // namespace
-
 int run_calibrate(const Args& args, CommandIo& io) {
   po::options_description options("calibrate options");
   std::string scenario_file;

@@ -25,22 +25,6 @@
 namespace trainsim::cli {
 namespace {
 
-std::vector<std::string> split_commas(const std::vector<std::string>& values) {
-  std::vector<std::string> out;
-  for (const std::string& v : values) {
-    std::size_t start = 0;
-    while (start <= v.size()) {
-      const auto comma = v.find(',', start);
-      const std::string item =
-          v.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-      if (!item.empty()) out.push_back(item);
-      if (comma == std::string::npos) break;
-      start = comma + 1;
-    }
-  }
-  return out;
-}
-
 fit::Loss parse_loss(const std::string& text) {
   if (text == "l2") return fit::Loss::l2;
   if (text == "huber") return fit::Loss::huber;

@@ -71,4 +71,20 @@ double parse_number_option(const std::string& option, const std::string& text, d
   return *v;
 }
 
+std::vector<std::string> split_commas(const std::vector<std::string>& values) {
+  std::vector<std::string> out;
+  for (const std::string& v : values) {
+    std::size_t start = 0;
+    while (true) {
+      const auto comma = v.find(',', start);
+      std::string item =
+          v.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      if (!item.empty()) out.push_back(std::move(item));
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+  }
+  return out;
+}
+
 }  // namespace trainsim::cli

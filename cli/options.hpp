@@ -4,6 +4,7 @@
 
 #include <boost/program_options.hpp>
 #include <string>
+#include <vector>
 
 #include "cli/commands.hpp"
 
@@ -29,5 +30,9 @@ double parse_number_option(const std::string& option, const std::string& text, d
 
 // Threads a command may start (--jobs): far more than any machine's cores.
 inline constexpr std::int64_t kMaxJobs = 1024;
+
+// The items of a repeatable option whose values may also be comma-separated lists
+// (`--free a,b --free c` gives a, b, c); empty items are dropped.
+std::vector<std::string> split_commas(const std::vector<std::string>& values);
 
 }  // namespace trainsim::cli

@@ -15,7 +15,6 @@
 namespace trainsim::fit {
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kMinSensitivity = 1e-6;
 
 // The problem in scaled unknowns x_j = value_j / scale_j, with the model's call counting and

@@ -8,16 +8,14 @@
 #include "sim/core/input_error.hpp"
 
 namespace trainsim::fit {
-namespace {
-
-std::string join(const std::vector<std::string>& items, const char* sep = ", ") {
+std::string join(const std::vector<std::string>& items, const std::string& sep) {
   std::string out;
-  for (std::size_t i = 0; i < items.size(); ++i)
-    out += (i > 0 ? sep : "") + items[i];
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (i > 0) out += sep;
+    out += items[i];
+  }
   return out;
 }
-
-}  // namespace
 
 std::string_view trim_csv_field(std::string_view s) {
   const auto first = s.find_first_not_of(" \t\r");

@@ -10,6 +10,8 @@
 namespace trainsim::fit {
 
 std::string_view trim_csv_field(std::string_view s);
+// The items with `sep` between them ("a, b, c"): column lists in messages, series keys.
+std::string join(const std::vector<std::string>& items, const std::string& sep = ", ");
 // Splits one line on commas; "" inside quotes is a quote. Fields are trimmed.
 std::vector<std::string> split_csv_fields(std::string_view line);
 

@@ -18,6 +18,8 @@ namespace trainsim::fit {
 // is 1e30; a squared 1e155, as in a hostile input, would overflow to inf).
 inline constexpr double kMinFitValue = 1e-6;
 inline constexpr double kMaxFitValue = 1e12;
+// What a fit reports for a quantity it could not determine.
+inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 struct Point {
   double batch = 0.0;

@@ -20,8 +20,6 @@
 namespace trainsim::fit {
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
 void check_joint_input(std::span<const Series> series) {
   if (series.size() < 2) {
     throw InputError("--shared", "a joint fit needs at least two groups (found " +

@@ -14,15 +14,6 @@
 namespace trainsim::fit {
 namespace {
 
-std::string join(const std::vector<std::string>& items, const std::string& sep) {
-  std::string out;
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    if (i > 0) out += sep;
-    out += items[i];
-  }
-  return out;
-}
-
 std::string default_throughput_column(const std::vector<std::string>& header,
                                       const std::string& where) {
   std::vector<std::string> found;

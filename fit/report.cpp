@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <ostream>
 
+#include "fit/csv_table.hpp"
 #include "fit/uncertainty.hpp"
 #include "sim/config/units.hpp"
 
@@ -36,15 +37,6 @@ std::string interval(const std::array<double, 2>& ci, const char* format = "%.6g
 std::string pad(std::string s, std::size_t width) {
   if (s.size() < width) s.insert(0, width - s.size(), ' ');
   return s;
-}
-
-std::string join(const std::vector<std::string>& items, const std::string& sep) {
-  std::string out;
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    if (i > 0) out += sep;
-    out += items[i];
-  }
-  return out;
 }
 
 // CSV fields: quoted when they hold a comma or a quote.

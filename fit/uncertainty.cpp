@@ -10,7 +10,6 @@
 
 namespace trainsim::fit {
 namespace {
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 double compute_quantile(double confidence, int dof) {
   const boost::math::students_t dist(static_cast<double>(dof));

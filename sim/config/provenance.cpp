@@ -29,7 +29,7 @@ struct Comment {
   std::string text;             // without the comment markers, trimmed
 };
 
-std::string_view trim(std::string_view s) {
+std::string_view trim_whitespace(std::string_view s) {
   const auto a = s.find_first_not_of(" \t\r\n");
   if (a == std::string_view::npos) return {};
   return s.substr(a, s.find_last_not_of(" \t\r\n") - a + 1);
@@ -63,7 +63,7 @@ void lex(std::string_view text, std::vector<Token>& tokens, std::vector<Comment>
       cm.next_token = tokens.size();
       if (text[i + 1] == '/') {
         const std::size_t end = std::min(text.find('\n', i), text.size());
-        cm.text = std::string(trim(text.substr(i + 2, end - i - 2)));
+        cm.text = std::string(trim_whitespace(text.substr(i + 2, end - i - 2)));
         i = end;
       } else {
         const std::size_t found = text.find("*/", i + 2);
@@ -75,7 +75,7 @@ void lex(std::string_view text, std::vector<Token>& tokens, std::vector<Comment>
           ++line;
           line_start = i + 2 + k + 1;
         }
-        cm.text = std::string(trim(body));
+        cm.text = std::string(trim_whitespace(body));
         i = found == std::string_view::npos ? text.size() : found + 2;
       }
       comments.push_back(std::move(cm));
@@ -230,7 +230,7 @@ struct Sources {
 
 // "a.b: rest" -> ("a.b", "rest"); nullopt when the text does not start with a dotted key path
 // and a colon.
-std::optional<std::pair<std::string, std::string_view>> split_path(std::string_view text) {
+std::optional<std::pair<std::string, std::string_view>> split_path_line(std::string_view text) {
   std::size_t i = 0;
   while (i < text.size() && (std::isalnum(static_cast<unsigned char>(text[i])) != 0 ||
                              text[i] == '_' || text[i] == '.' || text[i] == '-'))
@@ -279,7 +279,7 @@ const Provenance* ProfileProvenance::find(std::string_view path) const {
 }
 
 std::optional<Provenance> parse_source(std::string_view comment_text) {
-  const std::string_view s = trim(comment_text);
+  const std::string_view s = trim_whitespace(comment_text);
   constexpr std::pair<const char*, ProvenanceKind> kPlain[] = {
       {"datasheet:", ProvenanceKind::datasheet},
       {"paper:", ProvenanceKind::paper},
@@ -289,13 +289,13 @@ std::optional<Provenance> parse_source(std::string_view comment_text) {
     if (starts_with_word(s, word)) {
       Provenance p;
       p.kind = kind;
-      p.citation = std::string(trim(s.substr(std::strlen(word))));
+      p.citation = std::string(trim_whitespace(s.substr(std::strlen(word))));
       return p;
     }
   }
   constexpr std::string_view kCalibrated = "calibrated on ";
   if (!starts_with_word(s, kCalibrated)) return std::nullopt;
-  const std::string_view rest = trim(s.substr(kCalibrated.size()));
+  const std::string_view rest = trim_whitespace(s.substr(kCalibrated.size()));
   const std::size_t end = std::min(rest.find_first_of(" \t(:,;"), rest.size());
   if (end == 0) return std::nullopt;
   Provenance p;
@@ -335,7 +335,7 @@ ProfileProvenance parse_provenance(std::string_view text) {
 
   // A PATH line relative to the object `parent`; returns where its citation continues.
   const auto apply_path_line = [&](const Comment& c, const std::string& parent) -> Provenance* {
-    const auto split = split_path(c.text);
+    const auto split = split_path_line(c.text);
     if (!split) return nullptr;
     auto source = parse_source(split->second);
     if (!source) return nullptr;
@@ -380,7 +380,7 @@ ProfileProvenance parse_provenance(std::string_view text) {
     const std::size_t space = command.find_last_of(' ');
     const std::string table = space == std::string::npos ? command : command.substr(space + 1);
     for (std::size_t i = 1; i < comments.size() && comments[i].next_token == 0; ++i) {
-      const auto split = split_path(comments[i].text);
+      const auto split = split_path_line(comments[i].text);
       if (!split || table.empty()) continue;
       if (!node_at.contains(split->first)) {
         out.problems.push_back("line " + std::to_string(comments[i].line) + ": " + split->first +
@@ -390,7 +390,7 @@ ProfileProvenance parse_provenance(std::string_view text) {
       Provenance p;
       p.kind = ProvenanceKind::calibrated;
       p.table = table;
-      p.citation = table + " (`" + command + "`): " + std::string(trim(split->second));
+      p.citation = table + " (`" + command + "`): " + std::string(trim_whitespace(split->second));
       sources[split->first].header = std::move(p);
     }
   }
@@ -452,7 +452,7 @@ ProfileProvenance parse_provenance(std::string_view text) {
           slot = std::move(*source);
           current = &*slot;
         }
-      } else if (split_path(line.text) && parse_source(split_path(line.text)->second)) {
+      } else if (split_path_line(line.text) && parse_source(split_path_line(line.text)->second)) {
         current = apply_path_line(line, node.parent);
       } else {
         append(current, line.text);
