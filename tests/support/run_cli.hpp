@@ -41,30 +41,9 @@ inline std::string slurp(const std::string& path) {
   return ss.str();
 }
 
-// Runs `trainsim args...` (or any program when `program` is given) with the working directory
-// unchanged; stdin is /dev/null.
-inline CliResult run_cli(const std::vector<std::string>& args,
-                         const std::string& program = TRAINSIM_EXE) {
-  static int counter = 0;
-  const std::string base =
-      "/tmp/trainsim_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++);
-  std::string cmd = shell_quote(program);
-  for (const auto& a : args)
-    cmd += " " + shell_quote(a);
-  cmd += " </dev/null >" + base + ".out 2>" + base + ".err";
-  const int status = std::system(cmd.c_str());
-  CliResult r;
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = slurp(base + ".out");
-  r.err = slurp(base + ".err");
-  std::remove((base + ".out").c_str());
-  std::remove((base + ".err").c_str());
-  return r;
-}
-
 // One private directory per test process for the files its tests write, removed when the
 // process exits: a test run leaves nothing in /tmp (it used to leave one file per
-// write_temp_file call, about 1,900 per ctest run).
+// write_temp_file call, about 1,900 per ctest run). run_cli captures output there too.
 class TempDir {
  public:
   TempDir() {
@@ -88,6 +67,26 @@ class TempDir {
 inline const std::string& process_temp_dir() {
   static const TempDir dir;
   return dir.path();
+}
+
+// Runs `trainsim args...` (or any program when `program` is given) with the working directory
+// unchanged; stdin is /dev/null.
+inline CliResult run_cli(const std::vector<std::string>& args,
+                         const std::string& program = TRAINSIM_EXE) {
+  static int counter = 0;
+  const std::string base = process_temp_dir() + "/run_" + std::to_string(counter++);
+  std::string cmd = shell_quote(program);
+  for (const auto& a : args)
+    cmd += " " + shell_quote(a);
+  cmd += " </dev/null >" + base + ".out 2>" + base + ".err";
+  const int status = std::system(cmd.c_str());
+  CliResult r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = slurp(base + ".out");
+  r.err = slurp(base + ".err");
+  std::remove((base + ".out").c_str());
+  std::remove((base + ".err").c_str());
+  return r;
 }
 
 // A fresh, empty folder in the process's temporary directory; `name` says what it is for.
