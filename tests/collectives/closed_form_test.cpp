@@ -10,9 +10,11 @@
 #include "sim/collectives/algorithms.hpp"
 #include "sim/collectives/closed_forms.hpp"
 #include "sim/collectives/collective.hpp"
+#include "support/profile_library.hpp"
 
 using namespace trainsim::sim;
 using namespace trainsim::sim::collectives;
+using trainsim::test::rel;
 
 namespace {
 
@@ -53,10 +55,6 @@ CollectiveResult run(int p, Algorithm alg, double bytes, bool exact, double dens
   s.model = exact ? Model::exact : Model::aggregated;
   s.charge_kernels = false;
   return run_collective(star(p), s);
-}
-
-double rel(double x, double y) {
-  return std::abs(x - y) / std::abs(y);
 }
 
 const std::vector<int> kRanks{2,   3,   5,   7,   8,   12,  16,  31,   33,  64,

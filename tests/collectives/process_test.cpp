@@ -11,15 +11,13 @@
 #include "sim/net/cluster_layout.hpp"
 #include "sim/net/cluster_topology.hpp"
 #include "sim/net/flow_network.hpp"
+#include "support/profile_library.hpp"
 
 using namespace trainsim::sim;
 using namespace trainsim::sim::collectives;
+using trainsim::test::profile;
 
 namespace {
-
-ClusterSpec profile(const std::string& name) {
-  return trainsim::cli::load_profile_library({}).cluster(name, "test");
-}
 
 CollectiveSpec allreduce(double bytes, std::vector<int> group = {}) {
   CollectiveSpec s;

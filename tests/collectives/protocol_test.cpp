@@ -9,15 +9,13 @@
 #include "sim/collectives/algorithms.hpp"
 #include "sim/collectives/collective.hpp"
 #include "sim/collectives/protocol.hpp"
+#include "support/profile_library.hpp"
 
 using namespace trainsim::sim;
 using namespace trainsim::sim::collectives;
+using trainsim::test::profile;
 
 namespace {
-
-ClusterSpec profile(const std::string& name) {
-  return trainsim::cli::load_profile_library({}).cluster(name, "test");
-}
 
 CollectiveResult allreduce(const ClusterSpec& c, double bytes, Algorithm a = Algorithm::automatic,
                            std::optional<Protocol> p = std::nullopt) {

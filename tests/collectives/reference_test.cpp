@@ -8,15 +8,14 @@
 
 #include "cli/profiles_source.hpp"
 #include "sim/collectives/collective.hpp"
+#include "support/profile_library.hpp"
 
 using namespace trainsim::sim;
 using namespace trainsim::sim::collectives;
+using trainsim::test::profile;
+using trainsim::test::rel;
 
 namespace {
-
-ClusterSpec profile(const std::string& name) {
-  return trainsim::cli::load_profile_library({}).cluster(name, "test");
-}
 
 CollectiveResult run(const ClusterSpec& c, Algorithm alg, double bytes, Model model, int ranks = 0,
                      Dtype dtype = Dtype::fp32) {
@@ -28,10 +27,6 @@ CollectiveResult run(const ClusterSpec& c, Algorithm alg, double bytes, Model mo
   s.exact = model == Model::exact;
   s.ranks = ranks;
   return run_collective(c, s);
-}
-
-double rel(double x, double y) {
-  return std::abs(x - y) / std::abs(y);
 }
 
 }  // namespace

@@ -11,15 +11,12 @@
 
 #include "cli/profiles_source.hpp"
 #include "sim/hw/dtype.hpp"
+#include "support/profile_library.hpp"
 
 using trainsim::sim::Dtype;
+using trainsim::test::library;
 
 namespace {
-
-const trainsim::sim::ProfileLibrary& library() {
-  static const trainsim::sim::ProfileLibrary lib = trainsim::cli::load_profile_library({});
-  return lib;
-}
 
 // Dense peaks in TFLOP/s (TOP/s for int8); 0 = the profile must have no peak for that dtype.
 struct AcceleratorRow {

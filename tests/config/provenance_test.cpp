@@ -13,12 +13,14 @@
 
 #include "cli/profiles_source.hpp"
 #include "sim/config/provenance.hpp"
+#include "support/profile_library.hpp"
 #include "sweep/cli_support.hpp"
 
 using trainsim::sim::parse_provenance;
 using trainsim::sim::parse_source;
 using trainsim::sim::ProfileProvenance;
 using trainsim::sim::ProvenanceKind;
+using trainsim::test::library;
 using trainsim::test::run_cli;
 
 namespace {
@@ -36,11 +38,6 @@ std::string citation_of(const ProfileProvenance& p, const std::string& path) {
   INFO(path);
   REQUIRE(found != nullptr);
   return found->citation;
-}
-
-const trainsim::sim::ProfileLibrary& library() {
-  static const trainsim::sim::ProfileLibrary lib = trainsim::cli::load_profile_library({});
-  return lib;
 }
 
 nlohmann::json simulate_json(const std::vector<std::string>& extra) {

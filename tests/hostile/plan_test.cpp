@@ -2,6 +2,7 @@
 #include "hostile/hostile_support.hpp"
 
 using trainsim::test::deep_array;
+using trainsim::test::with;
 
 namespace {
 
@@ -11,11 +12,6 @@ std::string catalog(const std::string& option) {
 const std::string kRental =
     R"({"name": "rent", "cluster": "dgx-a100-x4", "price_per_node_hour": 30, "node_counts": [1]})";
 const char* const kCatalog = "@src/examples/plan_catalog.json";
-
-std::string with(std::string text, const std::string& from, const std::string& to) {
-  const auto pos = text.find(from);
-  return pos == std::string::npos ? text : text.replace(pos, from.size(), to);
-}
 
 }  // namespace
 

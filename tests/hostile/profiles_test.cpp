@@ -2,6 +2,7 @@
 #include "hostile/hostile_support.hpp"
 
 using trainsim::test::deep_array;
+using trainsim::test::with;
 
 namespace {
 
@@ -11,11 +12,6 @@ const char* const kAccelerator = R"({
   "memory_bandwidth": "1 TB/s", "memory_capacity": "16 GiB",
   "kernel_launch_overhead": "5 us", "compute_units": 80, "kernels": "nvidia-volta"
 })";
-
-std::string with(std::string text, const std::string& from, const std::string& to) {
-  const auto pos = text.find(from);
-  return pos == std::string::npos ? text : text.replace(pos, from.size(), to);
-}
 
 const char* const kHost =
     R"({"kind": "host", "name": "box", "cpu_cores": 8, "single_thread_speed": 1,

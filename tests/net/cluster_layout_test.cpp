@@ -15,7 +15,7 @@ using namespace trainsim::sim;
 
 namespace {
 
-LinkSpec link_spec(const char* name, double bw, double lat) {
+LinkSpec named_link(const char* name, double bw, double lat) {
   LinkSpec s;
   s.name = name;
   s.bw_bytes_per_s = bw;
@@ -30,11 +30,11 @@ ClusterSpec base(int nodes, int apn, IntraTopology intra, bool p2p, InterTopolog
   c.accelerators_per_node = apn;
   c.intra_topology = intra;
   if (intra == IntraTopology::torus2d) c.intra_dims = {2, apn / 2};
-  c.intra_link = link_spec("nvl", 3e11, 3e-7);
-  c.host_link = link_spec("pcie", 3.2e10, 1e-6);
+  c.intra_link = named_link("nvl", 3e11, 3e-7);
+  c.host_link = named_link("pcie", 3.2e10, 1e-6);
   c.p2p = p2p;
   c.inter_topology = inter;
-  if (inter != InterTopology::none) c.inter_link = link_spec("ib", 5e10, 1e-6);
+  if (inter != InterTopology::none) c.inter_link = named_link("ib", 5e10, 1e-6);
   c.nics_per_node = nics;
   c.leaf_switch_ports = 3;
   c.oversubscription = 2;

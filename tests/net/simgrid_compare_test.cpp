@@ -18,10 +18,12 @@
 #include "sim/hw/specs.hpp"
 #include "sim/net/cluster_topology.hpp"
 #include "sim/net/flow_network.hpp"
+#include "support/link_specs.hpp"
 #include "tests/support/forked_child.hpp"
 #include "tests/support/simgrid_platform.hpp"
 
 using namespace trainsim::sim;
+using trainsim::test::link_spec;
 namespace sg4 = simgrid::s4u;
 
 namespace {
@@ -108,14 +110,6 @@ std::vector<Transfer> random_transfers(const std::vector<VertexId>& endpoints, i
                    std::round(start(rng) * 1e6) / 1e6});
   }
   return out;
-}
-
-LinkSpec link_spec(double bw, double lat, Duplex d = Duplex::full) {
-  LinkSpec s;
-  s.bw_bytes_per_s = bw;
-  s.latency_s = lat;
-  s.duplex = d;
-  return s;
 }
 
 }  // namespace

@@ -4,17 +4,12 @@
 
 #include "sim/net/cluster_topology.hpp"
 #include "sim/net/routing.hpp"
+#include "support/link_specs.hpp"
 
 using namespace trainsim::sim;
+using trainsim::test::link_spec;
 
 namespace {
-
-LinkSpec link_spec(double bw, double lat) {
-  LinkSpec s;
-  s.bw_bytes_per_s = bw;
-  s.latency_s = lat;
-  return s;
-}
 
 ClusterSpec node_spec(int apn, IntraTopology intra, bool p2p) {
   ClusterSpec spec;

@@ -7,6 +7,7 @@
 
 #include "models/zoo/zoo.hpp"
 #include "sim/core/input_error.hpp"
+#include "support/zoo_models.hpp"
 
 using trainsim::InputError;
 using trainsim::models::build_zoo_model;
@@ -14,26 +15,9 @@ using trainsim::models::Layer;
 using trainsim::models::OpClass;
 using trainsim::models::TransformerPart;
 using trainsim::models::ZooModel;
-
-namespace {
-
-ZooModel build(const std::string& name, const std::map<std::string, double>& overrides = {}) {
-  return build_zoo_model(name, overrides, "--set");
-}
-
-double params_of(const ZooModel& m) {
-  return static_cast<double>(m.params());
-}
-
-const Layer& layer_named(const ZooModel& m, const std::string& name) {
-  for (const auto& l : m.layers) {
-    if (l.name == name) return l;
-  }
-  FAIL("no layer " << name << " in " << m.name);
-  return m.layers.front();
-}
-
-}  // namespace
+using trainsim::test::build;
+using trainsim::test::layer_named;
+using trainsim::test::params_of;
 
 TEST_CASE("GPT-3 family: Brown et al. 2020, Table 2.1") {
   // Table 2.1's n_params, rounded by the paper to 2-3 significant figures: GPT-3 Medium (24 x 1024)

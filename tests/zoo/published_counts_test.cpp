@@ -7,21 +7,13 @@
 #include <string>
 
 #include "models/zoo/zoo.hpp"
+#include "support/zoo_models.hpp"
 
 using trainsim::models::build_zoo_model;
 using trainsim::models::ZooModel;
-
-namespace {
-
-ZooModel build(const std::string& name, const std::map<std::string, double>& overrides = {}) {
-  return build_zoo_model(name, overrides, "test");
-}
-
-double params_of(const ZooModel& m) {
-  return static_cast<double>(m.params());
-}
-
-}  // namespace
+using trainsim::test::build;
+using trainsim::test::layer_named;
+using trainsim::test::params_of;
 
 // torchvision model docs (weights tables: "params", "GFLOPS" = GMACs) for the ImageNet CNNs.
 TEST_CASE(

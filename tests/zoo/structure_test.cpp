@@ -8,6 +8,7 @@
 #include "models/zoo/net_builder.hpp"
 #include "models/zoo/zoo.hpp"
 #include "sim/core/input_error.hpp"
+#include "support/zoo_models.hpp"
 
 using trainsim::InputError;
 using trainsim::models::build_zoo_model;
@@ -15,12 +16,9 @@ using trainsim::models::InputDtype;
 using trainsim::models::OpClass;
 using trainsim::models::zoo_catalog;
 using trainsim::models::ZooModel;
-
-namespace {
-ZooModel build(const std::string& name, const std::map<std::string, double>& overrides = {}) {
-  return build_zoo_model(name, overrides, "--set");
-}
-}  // namespace
+using trainsim::test::build;
+using trainsim::test::layer_named;
+using trainsim::test::params_of;
 
 TEST_CASE("every catalog model builds with consistent totals") {
   const auto catalog = zoo_catalog();

@@ -8,21 +8,13 @@
 #include <string>
 
 #include "models/zoo/zoo.hpp"
+#include "support/zoo_models.hpp"
 
 using trainsim::models::build_zoo_model;
 using trainsim::models::ZooModel;
-
-namespace {
-
-ZooModel build(const std::string& name, const std::map<std::string, double>& overrides = {}) {
-  return build_zoo_model(name, overrides, "test");
-}
-
-double params_of(const ZooModel& m) {
-  return static_cast<double>(m.params());
-}
-
-}  // namespace
+using trainsim::test::build;
+using trainsim::test::layer_named;
+using trainsim::test::params_of;
 
 TEST_CASE("CIFAR VGG-16 (gTop-k S-SGD code) and ResNet-32/56 (He et al. 2016)") {
   // Shi et al. 2019, "A Distributed Synchronous SGD Algorithm with Global Top-k Sparsification

@@ -10,6 +10,7 @@
 #include "models/zoo/tensor_parallel.hpp"
 #include "models/zoo/zoo.hpp"
 #include "sim/core/input_error.hpp"
+#include "support/zoo_models.hpp"
 
 using trainsim::InputError;
 using trainsim::models::build_zoo_model;
@@ -20,23 +21,14 @@ using trainsim::models::TpCollective;
 using trainsim::models::TpCollectiveOp;
 using trainsim::models::TransformerPart;
 using trainsim::models::ZooModel;
+using trainsim::test::build;
+using trainsim::test::layer_named;
+using trainsim::test::params_of;
 
 namespace {
 
-ZooModel build(const std::string& name, const std::map<std::string, double>& overrides = {}) {
-  return build_zoo_model(name, overrides, "--set");
-}
-
 ZooModel shard(const ZooModel& m, int tp, bool sp) {
   return shard_tensor_parallel(m, tp, sp, "parallelism.tensor");
-}
-
-const Layer& layer_named(const ZooModel& m, const std::string& name) {
-  for (const auto& l : m.layers) {
-    if (l.name == name) return l;
-  }
-  FAIL("no layer " << name << " in " << m.name);
-  return m.layers.front();
 }
 
 double hp(const ZooModel& m, const char* key) {
