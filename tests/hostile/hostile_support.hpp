@@ -99,13 +99,13 @@ inline CliResult run_hostile(const HostileCase& c) {
   return r;
 }
 
-// A JSON text nested `depth` levels deep ({"a": {"a": ... 1 ...}}).
 // `text` with the first `from` replaced by `to` (unchanged when `from` is absent).
 inline std::string with(std::string text, const std::string& from, const std::string& to) {
   const auto pos = text.find(from);
   return pos == std::string::npos ? text : text.replace(pos, from.size(), to);
 }
 
+// A JSON text nested `depth` levels deep ({"a": {"a": ... 1 ...}}).
 inline std::string deep_object(int depth) {
   std::string s;
   for (int i = 0; i < depth; ++i)
