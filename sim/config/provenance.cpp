@@ -452,7 +452,8 @@ ProfileProvenance parse_provenance(std::string_view text) {
           slot = std::move(*source);
           current = &*slot;
         }
-      } else if (split_path_line(line.text) && parse_source(split_path_line(line.text)->second)) {
+      } else if (const auto split = split_path_line(line.text);
+                 split && parse_source(split->second)) {
         current = apply_path_line(line, node.parent);
       } else {
         append(current, line.text);
