@@ -15,6 +15,7 @@
 #include "sim/collectives/collective.hpp"
 #include "sim/net/cluster_topology.hpp"
 #include "tests/support/forked_child.hpp"
+#include "tests/support/profile_library.hpp"
 #include "tests/support/simgrid_platform.hpp"
 
 using namespace trainsim::sim;
@@ -55,7 +56,7 @@ double run_simgrid(const ClusterSpec& spec, double bytes) {
 }  // namespace
 
 TEST_CASE("SimGrid agreement: ring allreduce on the 512-node star-1gbe cluster") {
-  const ClusterSpec spec = trainsim::cli::load_profile_library({}).cluster("star-1gbe", "test");
+  const ClusterSpec spec = trainsim::test::profile("star-1gbe");
   REQUIRE(spec.nodes == 512);
   const double bytes = 512.0 * 100000;  // whole bytes per message, as SimGrid sends integers
   trainsim::sim::collectives::CollectiveSpec s;

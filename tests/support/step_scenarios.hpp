@@ -10,14 +10,14 @@
 #include "models/kernel_plan.hpp"
 #include "models/training_step.hpp"
 #include "sim/hw/kernel_model.hpp"
+#include "support/profile_library.hpp"
 
 namespace trainsim::test {
 
 // The scenario `file` (the built-in demo when empty) with `sets` applied, as the CLI loads it.
 inline models::Scenario scenario(const std::vector<std::string>& sets,
                                  const std::string& file = "") {
-  static const auto profiles = cli::load_profile_library({});
-  return cli::load_scenario_source(file, sets, profiles);
+  return cli::load_scenario_source(file, sets, library());
 }
 
 inline std::string example(const char* name) {
