@@ -162,7 +162,8 @@ int run_validate(const Args& args, CommandIo& io) {
   } else {
     io.out << text.str() << "\nworst points of each validation half:\n" << worst_text.str();
     if (!excluded.empty())
-      io.out << "\nrows left out of both halves (failed runs, fitted and scored on by nothing):\n"
+      io.out << "\nrows left out of both halves (failed runs, and rows beyond the GPUs' peak; "
+                "fitted and scored on by nothing):\n"
              << excluded_text.str();
   }
   return 0;

@@ -280,10 +280,23 @@ nlohmann::json single_node(const std::string& accelerator, int gpus, const std::
             {"p2p", p2p}}}};
 }
 
-double simulate_throughput(const nlohmann::json& doc, const std::string& label,
-                           const sim::ProfileLibrary& lib) {
+// Simulates a row's scenario into `p` (whose `measured` is set): `predicted` in the table's units,
+// `units_per_sample` of them per sample, and the model FLOPs utilisation the measured value
+// implies (fit::exclude_beyond_peak), for models without convolutions only: a convolution's FLOPs
+// count its direct form, and cuDNN's Winograd and FFT algorithms need up to several times fewer
+// multiplications (Lavin and Gray, arXiv:1509.09308), so a convolutional net's direct-FLOP MFU
+// has no bound at 1; cuBLAS's GEMMs run the direct form.
+void simulate_row(ValidationPoint& p, const nlohmann::json& doc, const std::string& label,
+                  const sim::ProfileLibrary& lib, double units_per_sample = 1) {
   const models::Scenario s = models::load_scenario(doc, label, {}, lib);
-  return models::simulate_training(s).throughput_samples_per_s;
+  const models::StepReport r = models::simulate_training(s);
+  p.predicted = units_per_sample * r.throughput_samples_per_s;
+  const bool convolutions =
+      std::any_of(s.model.layers.begin(), s.model.layers.end(), [](const models::Layer& l) {
+        return l.op == models::OpClass::conv || l.op == models::OpClass::grouped_conv ||
+               l.op == models::OpClass::depthwise_conv;
+      });
+  if (p.predicted > 0 && !convolutions) p.measured_mfu = r.mfu * p.measured / p.predicted;
 }
 
 std::vector<ValidationPoint> mxnet_throughput(const sim::ProfileLibrary& lib) {
@@ -314,10 +327,11 @@ std::vector<ValidationPoint> mxnet_throughput(const sim::ProfileLibrary& lib) {
     p.x = *batch;
     p.label = p.series + " batch " + fmt(*batch);
     p.measured = *v;
-    p.predicted = simulate_throughput(doc, "mxnet table line " + std::to_string(r.line()), lib);
+    simulate_row(p, doc, "mxnet table line " + std::to_string(r.line()), lib);
     out.push_back(p);
   });
   fit::split_halves(out);
+  fit::exclude_beyond_peak(out);
   return out;
 }
 
@@ -497,12 +511,12 @@ std::vector<ValidationPoint> lambda_table(const sim::ProfileLibrary& lib, const 
     p.gpus = n;
     p.label = r.at("system") + " " + r.at("model") + " batch " + fmt(*batch);
     p.measured = *v;
-    p.predicted = model->units_per_sample *
-                  simulate_throughput(doc, file + " line " + std::to_string(r.line()), lib);
+    simulate_row(p, doc, file + " line " + std::to_string(r.line()), lib, model->units_per_sample);
     out.push_back(p);
   });
   fit::split_halves(out);
   fit::exclude_failed_runs(out);
+  fit::exclude_beyond_peak(out);
   return out;
 }
 
@@ -688,13 +702,13 @@ std::vector<ValidationPoint> dle_throughput(const sim::ProfileLibrary& lib) {
     p.label = r.at("path") + ":" + r.at("line") + " " + gpu + " x" + std::to_string(gpus) + " " +
               row_precision + " batch " + fmt(*batch);
     p.measured = *throughput;
-    p.predicted = model->units_per_sample *
-                  simulate_throughput(
-                      doc, "DeepLearningExamples table line " + std::to_string(r.line()), lib);
+    simulate_row(p, doc, "DeepLearningExamples table line " + std::to_string(r.line()), lib,
+                 model->units_per_sample);
     out.push_back(p);
   });
   fit::split_halves(out);
   fit::exclude_failed_runs(out);
+  fit::exclude_beyond_peak(out);
   return out;
 }
 
@@ -736,11 +750,11 @@ std::vector<ValidationPoint> torchgpipe_speed(const sim::ProfileLibrary& lib) {
     p.x = static_cast<double>(r.line());
     p.label = r.at("model") + " " + r.at("experiment");
     p.measured = *v;
-    p.predicted =
-        simulate_throughput(doc, "torchgpipe table line " + std::to_string(r.line()), lib);
+    simulate_row(p, doc, "torchgpipe table line " + std::to_string(r.line()), lib);
     out.push_back(p);
   });
   fit::split_halves(out);
+  fit::exclude_beyond_peak(out);
   return out;
 }
 

@@ -60,6 +60,18 @@ void exclude_failed_runs(std::vector<ValidationPoint>& points, double min_ratio)
   }
 }
 
+void exclude_beyond_peak(std::vector<ValidationPoint>& points) {
+  const auto pct = [](double v) { return sim::format_significant(100 * v, 3) + "%"; };
+  for (ValidationPoint& p : points) {
+    if (p.half == Half::excluded || !(p.measured_mfu > 1)) continue;
+    p.excluded_because = "the measured throughput needs " + pct(p.measured_mfu) +
+                         " of the GPUs' peak for the model's matmul FLOPs alone (simulated MFU " +
+                         pct(p.measured_mfu * p.predicted / p.measured) +
+                         "): beyond what any run reaches";
+    p.half = Half::excluded;
+  }
+}
+
 namespace {
 
 double mean_abs_pct(const std::vector<double>& errors) {

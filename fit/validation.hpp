@@ -26,6 +26,10 @@ struct ValidationPoint {
   int gpus = 0;  // > 0 where the table has GPU counts (scaling efficiency is computed from these)
   Half half = Half::calibration;
   std::string excluded_because;  // why, where half is excluded
+  // The model FLOPs utilisation the measured value implies (the simulated MFU scaled by measured /
+  // predicted), where the table's rows are training throughputs the simulator counts matmul FLOPs
+  // for; 0 where unknown.
+  double measured_mfu = 0;
 };
 
 struct WorstPoint {
@@ -60,6 +64,12 @@ void split_halves(std::vector<ValidationPoint>& points);
 // throttled run. For tables whose `measured` is a total throughput over `gpus` GPUs; rows keep the
 // halves split_halves gave them, so the other rows' halves do not move.
 void exclude_failed_runs(std::vector<ValidationPoint>& points, double min_ratio = 0.5);
+
+// Takes out of both halves each row whose measured throughput needs more than the GPUs' dense peak
+// in the row's precision for the model's matmul FLOPs alone (measured_mfu > 1): no run reaches
+// that, so the row's batch, precision or unit is not what the table says. Rows keep their halves
+// otherwise, as in exclude_failed_runs.
+void exclude_beyond_peak(std::vector<ValidationPoint>& points);
 
 // Accuracy of the points of `half` (the others are used only as scaling references).
 TableAccuracy summarize(const std::string& name, const std::string& source, Half half,

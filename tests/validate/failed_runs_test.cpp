@@ -1,7 +1,10 @@
 // Failed-run rows (fit::exclude_failed_runs): a throughput row under half of both its neighbours'
 // per-GPU throughput leaves both halves and is listed apart; a steady loss with scale does not.
+// Rows beyond the peak (fit::exclude_beyond_peak): a row whose measured value needs more than the
+// GPUs' peak for its matmul FLOPs leaves both halves; one at or under the peak stays.
 #include <catch2/catch.hpp>
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -64,6 +67,26 @@ TEST_CASE("a steady loss of per-GPU throughput with scale, and the end rows, are
   auto ends = series({10, 95, 90, 5});
   fit::exclude_failed_runs(ends);
   for (const auto& p : ends)
+    CHECK(p.half != fit::Half::excluded);
+}
+
+TEST_CASE("a row whose measured throughput needs more than the peak leaves both halves") {
+  auto points = series({100, 95, 90, 80});
+  points[1].measured_mfu = 1.2;   // beyond the peak: left out
+  points[2].measured_mfu = 1.0;   // at the peak: possible, kept
+  points[3].measured_mfu = 0.45;  // a typical run
+  const auto halves_before = std::vector<fit::Half>{points[0].half, points[2].half, points[3].half};
+  fit::exclude_beyond_peak(points);
+  CHECK(points[1].half == fit::Half::excluded);
+  // Predicted is 1.1 x measured, so the simulated MFU is 1.1 x 120%.
+  CHECK(points[1].excluded_because.find("needs 120% of the GPUs' peak") != std::string::npos);
+  CHECK(points[1].excluded_because.find("simulated MFU 132%") != std::string::npos);
+  CHECK(std::vector<fit::Half>{points[0].half, points[2].half, points[3].half} == halves_before);
+  // Unknown (0) and NaN MFUs are never judged.
+  auto unknown = series({100, 95});
+  unknown[1].measured_mfu = std::numeric_limits<double>::quiet_NaN();
+  fit::exclude_beyond_peak(unknown);
+  for (const auto& p : unknown)
     CHECK(p.half != fit::Half::excluded);
 }
 
