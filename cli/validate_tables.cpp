@@ -427,12 +427,15 @@ struct Workload {
 };
 
 std::optional<Workload> workload(const std::string& name) {
-  // SQuAD fine-tuning at sequence length 384 (DeepLearningExamples BERT run_squad.sh).
+  // SQuAD fine-tuning at sequence length 384 (DeepLearningExamples BERT run_squad.sh). Without
+  // --fp16, run_squad.py steps BertAdam (optimization.py), a Python loop of unfused ops per
+  // tensor; Lambda's FP32 logs show it (pytorch/results/*/PyTorch_bert_large_squad_FP32/*.txt:
+  // the UserWarning raised at optimization.py:150, 'next_m.mul_(beta1).add_(1 - beta1, grad)').
   if (name == "resnet50") return Workload{"resnet50", "momentum", 1};
   if (name == "bert_base_squad")
-    return Workload{{{"name", "bert_base"}, {"seq_len", 384}}, "adam", 1};
+    return Workload{{{"name", "bert_base"}, {"seq_len", 384}}, "bert_adam", 1};
   if (name == "bert_large_squad")
-    return Workload{{{"name", "bert_large"}, {"seq_len", 384}}, "adam", 1};
+    return Workload{{{"name", "bert_large"}, {"seq_len", 384}}, "bert_adam", 1};
   if (name == "ssd") return Workload{"ssd300", "momentum", 1};
   // tok/s counts source and target tokens; the zoo's GNMT pads both sides to seq_len, so its
   // compute and its token count scale together.
@@ -544,19 +547,21 @@ DgxSystem dgx_system(const std::string& heading) {
   return {8, "nvlink2", "dual-xeon-e5-2698v4", "ib-edr"};
 }
 
-std::optional<Workload> dle_workload(const TableRow& r) {
+std::optional<Workload> dle_workload(const TableRow& r, bool amp) {
   const std::string m = r.at("model");
   const std::string heading = r.at("table_heading");
   if (m == "ResNet-50 v1.5") return workload("resnet50");
   if (m == "BERT-large") {
     // Pre-training at its sequence length with LAMB (PyTorch run_pretraining.py: FusedLAMBAMP;
     // TensorFlow scripts/run_pretraining_lamb.sh, run_pretraining.py optimizer_type "lamb");
-    // SQuAD fine-tuning at 384 with Adam.
+    // SQuAD fine-tuning at 384 with Adam: PyTorch's run_squad.py steps apex FusedAdam with
+    // --fp16 and BertAdam (optimization.py, unfused ops per tensor) without.
     const bool squad = heading.find("Fine-tuning") != std::string::npos;
     const auto seq = r.number("seq_len");
     if (!squad && !seq) return std::nullopt;
+    const char* squad_optimizer = r.at("framework") == "PyTorch" && !amp ? "bert_adam" : "adam";
     return Workload{{{"name", "bert_large"}, {"seq_len", squad ? 384 : static_cast<int>(*seq)}},
-                    squad ? "adam" : "lamb",
+                    squad ? squad_optimizer : "lamb",
                     1};
   }
   if (m == "Transformer-XL") {
@@ -627,9 +632,9 @@ std::optional<double> dle_batch(const TableRow& r, const std::string& precision)
 std::vector<ValidationPoint> dle_throughput(const sim::ProfileLibrary& lib) {
   std::vector<ValidationPoint> out;
   for_each_row(embedded_table("dle_training_throughput_calibration.csv"), [&](const TableRow& r) {
-    const auto model = dle_workload(r);
     auto throughput = r.number("throughput");
     const std::string row_precision = dle_precision(r);
+    const auto model = dle_workload(r, row_precision == "AMP");
     auto batch = dle_batch(r, row_precision);
     if (!model || !throughput || !batch) return;
     if (r.at("throughput_unit") == "million samples/s") *throughput *= 1e6;

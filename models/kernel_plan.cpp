@@ -119,6 +119,7 @@ double optimizer_flops_per_param(Optimizer o) {
     case Optimizer::momentum:
       return 4;
     case Optimizer::adam:
+    case Optimizer::bert_adam:
       return 10;
     case Optimizer::lamb:
       return 16;
@@ -138,6 +139,7 @@ int foreach_ops(Optimizer o) {
     case Optimizer::momentum:
       return 2;
     case Optimizer::adam:
+    case Optimizer::bert_adam:
       return 8;
     case Optimizer::lamb:
       return 12;
@@ -154,6 +156,33 @@ int foreach_ops(Optimizer o) {
 // Adam has one.
 constexpr double kLambExtraBytesPerParam = 20;
 constexpr int kLambLaunches = 4;
+
+// BertAdam's step (NVIDIA/DeepLearningExamples PyTorch/LanguageModeling/BERT/optimization.py,
+// BertAdam.step): the gradients' global norm in one multi-tensor kernel (multi_tensor_l2norm),
+// read back with .item(), then per parameter tensor these eager ops, each a kernel of its own
+// over the whole tensor, with the fp32 bytes it reads and writes per element:
+//   next_m.mul_(b1) 8, .add_(1 - b1, grad) 12, next_v.mul_(b2) 8, .addcmul_(1 - b2, grad, grad)
+//   12, next_v.sqrt() 8, + e 8, next_m / (...) 12, weight_decay * p.data 8, update += 12,
+//   lr * update 8, -update_with_lr 8, p.data.add_(...) 12.
+// Every tensor is counted with the weight-decay pair (biases and LayerNorm tensors, in the
+// no-decay group, skip it: estimate, 2 of 12 small launches there). The conditional clipping
+// line (p = p * max_grad_norm / norm, when the norm exceeds 1) is not counted.
+struct TensorOp {
+  const char* name;
+  double bytes_per_element;
+};
+constexpr std::array<TensorOp, 12> kBertAdamOps{{{"adam m.mul_", 8},
+                                                 {"adam m.add_", 12},
+                                                 {"adam v.mul_", 8},
+                                                 {"adam v.addcmul_", 12},
+                                                 {"adam v.sqrt", 8},
+                                                 {"adam + eps", 8},
+                                                 {"adam m / denom", 12},
+                                                 {"adam decay * p", 8},
+                                                 {"adam update +=", 12},
+                                                 {"adam lr * update", 8},
+                                                 {"adam neg", 8},
+                                                 {"adam p.add_", 12}}};
 
 }  // namespace
 
@@ -183,6 +212,7 @@ double optimizer_state_bytes_per_param(const Scenario& s) {
       return 4;  // one fp32 buffer (also RMSprop's square average)
     case Optimizer::adam:
     case Optimizer::lamb:
+    case Optimizer::bert_adam:
       return 8;  // two fp32 moments
   }
   return 0;
@@ -332,6 +362,31 @@ void optimizer_launches(const Scenario& s, double params, int tensors, std::vect
   const auto& f = s.framework;
   const auto& acc = s.cluster.accelerator;
   const double host = f.graph_launch ? 0 : f.host_optimizer_per_kernel_s;
+  if (s.optimizer == Optimizer::bert_adam) {
+    // A Python loop of eager ops, whatever the framework profile's optimizer kernels: each op
+    // launches one kernel per tensor, from the Python thread (the profile's host time per
+    // optimizer kernel). The global norm reads every gradient once, in groups as the framework's
+    // multi-tensor kernels take them.
+    const double groups =
+        std::ceil(static_cast<double>(tensors) / std::max(1, f.tensors_per_optimizer_kernel));
+    sim::Kernel norm;
+    norm.cls = sim::KernelClass::reduction;
+    norm.dtype = sim::Dtype::fp32;
+    norm.bytes = params * gradient_bytes_per_param(s) / groups;
+    norm.flops = 2 * params / groups;
+    out.push_back({"grad global norm", norm.cls, sim::kernel_time_s(acc, norm), host,
+                   static_cast<int>(groups)});
+    const double elements = params / tensors;
+    for (const TensorOp& op : kBertAdamOps) {
+      sim::Kernel k;
+      k.cls = sim::KernelClass::optimizer;
+      k.dtype = sim::Dtype::fp32;
+      k.bytes = op.bytes_per_element * elements;
+      k.flops = elements;
+      out.push_back({op.name, k.cls, sim::kernel_time_s(acc, k), host, tensors});
+    }
+    return;
+  }
   const double groups =
       std::ceil(static_cast<double>(tensors) / std::max(1, f.tensors_per_optimizer_kernel));
   const bool master = low_precision(s) && f.mixed_precision == sim::MixedPrecision::master_weights;

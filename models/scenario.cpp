@@ -497,11 +497,13 @@ Scenario load_scenario(nlohmann::json doc, const std::string& file,
     r.fail("precision", std::string("accelerator ") + s.cluster.accelerator.name + " has no " +
                             sim::dtype_name(s.precision) + " compute path in its profile");
   }
-  const std::string opt = r.choice_or("optimizer", {"sgd", "momentum", "adam", "lamb"}, "momentum");
-  s.optimizer = opt == "sgd"    ? Optimizer::sgd
-                : opt == "adam" ? Optimizer::adam
-                : opt == "lamb" ? Optimizer::lamb
-                                : Optimizer::momentum;
+  const std::string opt =
+      r.choice_or("optimizer", {"sgd", "momentum", "adam", "lamb", "bert_adam"}, "momentum");
+  s.optimizer = opt == "sgd"         ? Optimizer::sgd
+                : opt == "adam"      ? Optimizer::adam
+                : opt == "lamb"      ? Optimizer::lamb
+                : opt == "bert_adam" ? Optimizer::bert_adam
+                                     : Optimizer::momentum;
   s.inference = r.choice_or("mode", {"train", "inference"}, "train") == "inference";
   if (r.has("recompute") && doc["recompute"].is_boolean()) {
     s.recompute = r.boolean_or("recompute", false) ? Recompute::full : Recompute::none;

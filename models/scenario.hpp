@@ -20,7 +20,10 @@
 
 namespace trainsim::models {
 
-enum class Optimizer { sgd, momentum, adam, lamb };
+// bert_adam: Adam as NVIDIA DeepLearningExamples' BertAdam runs it (PyTorch/LanguageModeling/BERT/
+// optimization.py, which run_squad.py uses without --fp16): a Python loop of unfused tensor ops
+// per parameter (models/kernel_plan.cpp prices them).
+enum class Optimizer { sgd, momentum, adam, lamb, bert_adam };
 enum class EchoMode { example, batch };
 enum class PipelineSchedule { gpipe, one_f_one_b };
 // What backward recomputes instead of storing (Korthikanti et al. 2022, "Reducing Activation

@@ -61,3 +61,37 @@ TEST_CASE("LAMB launches four kernels where Adam launches one, and moves more by
           trainsim::models::optimizer_state_bytes_per_param(adam_s));
   }
 }
+
+TEST_CASE("BertAdam launches twelve unfused ops per tensor after one global norm") {
+  // DeepLearningExamples' BertAdam (optimization.py): a multi-tensor L2 norm of the gradients,
+  // then per tensor mul_, add_, mul_, addcmul_, sqrt, + eps, /, decay *, +=, lr *, neg, add_.
+  const std::vector<std::string> base{"framework=pytorch_eager", "precision=fp32"};
+  std::vector<std::string> adam_sets = base, bert_sets = base;
+  adam_sets.push_back("optimizer=adam");
+  bert_sets.push_back("optimizer=bert_adam");
+  const Scenario adam_s = scenario(adam_sets), bert_s = scenario(bert_sets);
+  REQUIRE(bert_s.optimizer == trainsim::models::Optimizer::bert_adam);
+  const std::vector<Launch> bert = launches_of(bert_s);
+  const int tensors = bert_s.model.param_tensors();
+  REQUIRE(bert.size() == 13);
+  CHECK(std::string(bert.front().what) == "grad global norm");
+  CHECK(bert.front().count == (tensors + 109) / 110);  // the profile's 110 tensors per launch
+  double per_tensor_device_s = 0;
+  for (std::size_t i = 1; i < bert.size(); ++i) {
+    CHECK(bert[i].count == tensors);
+    CHECK(bert[i].host_s == Approx(bert_s.framework.host_optimizer_per_kernel_s));
+    per_tensor_device_s += bert[i].device_s * bert[i].count;
+  }
+  // 116 bytes per fp32 parameter in twelve passes against foreach Adam's 28 in one: several
+  // times the device time, and twelve host launches per tensor against 8 per 110 tensors.
+  double adam_device_s = 0, adam_launches = 0;
+  for (const Launch& l : launches_of(adam_s)) {
+    adam_device_s += l.device_s * l.count;
+    adam_launches += l.count;
+  }
+  CHECK(per_tensor_device_s > 116.0 / 28.0 * adam_device_s * 0.9);
+  CHECK(12.0 * tensors > 10 * adam_launches);
+  // The same two fp32 moments per parameter as Adam.
+  CHECK(trainsim::models::optimizer_state_bytes_per_param(bert_s) ==
+        trainsim::models::optimizer_state_bytes_per_param(adam_s));
+}
