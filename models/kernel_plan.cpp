@@ -362,31 +362,6 @@ void optimizer_launches(const Scenario& s, double params, int tensors, std::vect
   const auto& f = s.framework;
   const auto& acc = s.cluster.accelerator;
   const double host = f.graph_launch ? 0 : f.host_optimizer_per_kernel_s;
-  if (s.optimizer == Optimizer::bert_adam) {
-    // A Python loop of eager ops, whatever the framework profile's optimizer kernels: each op
-    // launches one kernel per tensor, from the Python thread (the profile's host time per
-    // optimizer kernel). The global norm reads every gradient once, in groups as the framework's
-    // multi-tensor kernels take them.
-    const double groups =
-        std::ceil(static_cast<double>(tensors) / std::max(1, f.tensors_per_optimizer_kernel));
-    sim::Kernel norm;
-    norm.cls = sim::KernelClass::reduction;
-    norm.dtype = sim::Dtype::fp32;
-    norm.bytes = params * gradient_bytes_per_param(s) / groups;
-    norm.flops = 2 * params / groups;
-    out.push_back({"grad global norm", norm.cls, sim::kernel_time_s(acc, norm), host,
-                   static_cast<int>(groups)});
-    const double elements = params / tensors;
-    for (const TensorOp& op : kBertAdamOps) {
-      sim::Kernel k;
-      k.cls = sim::KernelClass::optimizer;
-      k.dtype = sim::Dtype::fp32;
-      k.bytes = op.bytes_per_element * elements;
-      k.flops = elements;
-      out.push_back({op.name, k.cls, sim::kernel_time_s(acc, k), host, tensors});
-    }
-    return;
-  }
   const double groups =
       std::ceil(static_cast<double>(tensors) / std::max(1, f.tensors_per_optimizer_kernel));
   const bool master = low_precision(s) && f.mixed_precision == sim::MixedPrecision::master_weights;
@@ -417,6 +392,29 @@ void optimizer_launches(const Scenario& s, double params, int tensors, std::vect
     unscale.bytes = params * 8 / groups;
     out.push_back({"grad unscale", unscale.cls, sim::kernel_time_s(acc, unscale), host,
                    static_cast<int>(groups)});
+  }
+  if (s.optimizer == Optimizer::bert_adam) {
+    // A Python loop of eager ops, whatever the framework profile's optimizer kernels: each op
+    // launches one kernel per tensor, from the Python thread (the profile's host time per
+    // optimizer kernel). The global norm reads every gradient once, in groups as the framework's
+    // multi-tensor kernels take them.
+    sim::Kernel norm;
+    norm.cls = sim::KernelClass::reduction;
+    norm.dtype = sim::Dtype::fp32;
+    norm.bytes = params * gradient_bytes_per_param(s) / groups;
+    norm.flops = 2 * params / groups;
+    out.push_back({"grad global norm", norm.cls, sim::kernel_time_s(acc, norm), host,
+                   static_cast<int>(groups)});
+    const double elements = params / tensors;
+    for (const TensorOp& op : kBertAdamOps) {
+      sim::Kernel k;
+      k.cls = sim::KernelClass::optimizer;
+      k.dtype = sim::Dtype::fp32;
+      k.bytes = op.bytes_per_element * elements;
+      k.flops = elements;
+      out.push_back({op.name, k.cls, sim::kernel_time_s(acc, k), host, tensors});
+    }
+    return;
   }
   sim::Kernel k;
   k.cls = sim::KernelClass::optimizer;

@@ -94,4 +94,9 @@ TEST_CASE("BertAdam launches twelve unfused ops per tensor after one global norm
   // The same two fp32 moments per parameter as Adam.
   CHECK(trainsim::models::optimizer_state_bytes_per_param(bert_s) ==
         trainsim::models::optimizer_state_bytes_per_param(adam_s));
+  // Under torch.amp the gradients are unscaled first, as for any optimizer.
+  const std::vector<Launch> amp =
+      launches_of(scenario({"framework=pytorch_eager", "precision=fp16", "optimizer=bert_adam"}));
+  REQUIRE(amp.size() == 14);
+  CHECK(std::string(amp.front().what) == "grad unscale");
 }
