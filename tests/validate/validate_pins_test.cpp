@@ -51,7 +51,7 @@ TEST_CASE("every reference table's accuracy stays within 2 points of its pin") {
   }
   // The rows left out of every table: Lambda's one failed run, and the two DeepLearningExamples
   // rows whose FP32 throughput is beyond the V100's FP32 peak (PyTorch BERT-large pre-training at
-  // sequence 512: 19 sequences/s x ~1.1 TFLOP of matmuls each is ~21 TFLOP/s against 15.7).
+  // sequence 512: 19 sequences/s x 1.0 TFLOP of matmuls each is 19 TFLOP/s against 15.7).
   std::multiset<std::string> excluded;
   for (const auto& row : report["excluded"])
     excluded.insert(row["table"].get<std::string>() + ": " + row["label"].get<std::string>());
