@@ -109,7 +109,11 @@ ZooModel make_transformer(const Hyperparameters& hp) {
 }
 
 ZooModel make_bert(const Hyperparameters& hp) {
-  const TransformerDims dims = dims_of(hp, 0);
+  TransformerDims dims = dims_of(hp, 0);
+  // paper: BERT's self-attention projects with three Linears, query, key and value (Google's
+  // modeling.py attention_layer; NVIDIA DeepLearningExamples PyTorch/LanguageModeling/BERT/
+  // modeling.py BertSelfAttention): three GEMMs and six parameter tensors per layer.
+  dims.separate_qkv = true;
   const std::int64_t seq = hp.get("seq_len");
   ZooModel m;
   m.input_shape = {seq};

@@ -103,11 +103,13 @@ Tensor attention_entry(NetBuilder& nb, const std::string& name, const Tensor& x,
     Tensor k;
     Tensor v;
     std::vector<Tensor> kept;
-    if (dims.rotary) {
-      // Separate projections (as Llama's q_proj, k_proj, v_proj); attention keeps the rotated
-      // queries and keys, and the values.
-      q = nb.rotary(nb.linear(h, q_width, dims.attention_bias));
-      k = nb.rotary(nb.linear(src, kv_width, dims.attention_bias));
+    if (dims.rotary || dims.separate_qkv) {
+      // Separate projections (as Llama's q_proj, k_proj, v_proj or BERT's query, key, value);
+      // attention keeps the (rotated) queries and keys, and the values.
+      q = nb.linear(h, q_width, dims.attention_bias);
+      if (dims.rotary) q = nb.rotary(q);
+      k = nb.linear(src, kv_width, dims.attention_bias);
+      if (dims.rotary) k = nb.rotary(k);
       v = nb.linear(src, kv_width, dims.attention_bias);
       kept = {q, k, v};
     } else {

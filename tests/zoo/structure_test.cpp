@@ -243,3 +243,28 @@ TEST_CASE("an LSTM also carries TensorFlow's BlockLSTM form: per step xh, one GE
   for (const auto& k : layer.fwd_kernels)
     CHECK(k.rnn_form != RnnForm::any);  // every kernel belongs to exactly one form
 }
+
+TEST_CASE("BERT projects Q, K and V with three Linears; GPT-2 with one fused QKV") {
+  // Google's and NVIDIA DeepLearningExamples' modeling.py: query, key and value Linears, each
+  // with a weight and a bias; GPT-2's c_attn is one fused projection.
+  const auto linear_fwd = [](const trainsim::models::Layer& l) {
+    int n = 0;
+    for (const auto& k : l.fwd_kernels)
+      n += std::string(k.what) == "linear fwd";
+    return n;
+  };
+  const ZooModel bert = build("bert_large");
+  const auto& bert_attn = layer_named(bert, "layer.0.attention");
+  CHECK(linear_fwd(bert_attn) == 4);     // query, key, value, output
+  CHECK(bert_attn.param_tensors == 10);  // 4 weights, 4 biases, the layer norm's 2
+  CHECK(bert_attn.params == 4 * (1024 * 1024 + 1024) + 2 * 1024);
+  // 24 x (10 + the MLP's 6) + embeddings (3 tables, 1 norm) + pooler + classifier: 393, as
+  // DeepLearningExamples' BERT-large for SQuAD.
+  CHECK(bert.param_tensors() == 24 * 16 + 5 + 2 + 2);
+  const ZooModel gpt2 = build("gpt2");
+  for (const auto& l : gpt2.layers) {
+    if (l.op != OpClass::attention) continue;
+    CHECK(linear_fwd(l) == 2);  // c_attn (fused QKV), c_proj
+    break;
+  }
+}
