@@ -191,6 +191,7 @@ ZooModel make_llama(const Hyperparameters& hp) {
   dims.mlp_bias = false;
   dims.gated_mlp = true;
   dims.rotary = true;
+  dims.separate_qkv = true;  // q_proj, k_proj, v_proj
   dims.dropout = false;
   dims.attention_dropout = false;
   check_transformer_dims(dims);

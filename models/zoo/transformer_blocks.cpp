@@ -1,5 +1,7 @@
 #include "models/zoo/transformer_blocks.hpp"
 
+#include <stdexcept>
+
 namespace trainsim::models {
 
 namespace {
@@ -23,6 +25,9 @@ void check_transformer_dims(const TransformerDims& dims) {
     throw ShapeError("kv_heads=" + std::to_string(dims.kv_heads) +
                      " does not divide heads=" + std::to_string(dims.heads));
   }
+  // Rotary embeddings rotate the separate Q and K projections (attention_entry).
+  if (dims.rotary && !dims.separate_qkv)
+    throw std::logic_error("TransformerDims: rotary needs separate_qkv");
 }
 
 Tensor transformer_norm(NetBuilder& nb, const Tensor& x, const TransformerDims& dims) {
@@ -103,7 +108,7 @@ Tensor attention_entry(NetBuilder& nb, const std::string& name, const Tensor& x,
     Tensor k;
     Tensor v;
     std::vector<Tensor> kept;
-    if (dims.rotary || dims.separate_qkv) {
+    if (dims.separate_qkv) {
       // Separate projections (as Llama's q_proj, k_proj, v_proj or BERT's query, key, value);
       // attention keeps the (rotated) queries and keys, and the values.
       q = nb.linear(h, q_width, dims.attention_bias);

@@ -29,7 +29,7 @@ struct TransformerDims {
                                    // variants); d_ff is the width of each branch
   bool rotary = false;             // rotary position embedding on q and k (Su et al. 2021)
   bool separate_qkv = false;       // three projections for Q, K and V (BERT's query, key and
-                                   // value Linears; implied by rotary) instead of one fused QKV
+                                   // value Linears, Llama's q/k/v_proj) instead of one fused QKV
   bool dropout = true;             // dropout on the attention and MLP outputs
   bool attention_dropout = true;   // dropout on the attention probabilities
   bool mlp_inner_dropout = false;  // dropout after the MLP activation too (T5)
