@@ -57,12 +57,11 @@ int run_import(const Args& args, CommandIo& io) {
   }
   if (vm.count("accelerator")) o.accelerator = accelerator;
   if (vm.count("precision")) {
-    if (precision != "fp32" && precision != "tf32" && precision != "fp16" && precision != "bf16" &&
-        precision != "fp8") {
+    o.precision = sim::parse_step_precision(precision);
+    if (!o.precision) {
       throw UsageError("--precision",
                        "value '" + precision + "' is not one of fp32, tf32, fp16, bf16, fp8");
     }
-    o.precision = precision;
   }
   const sim::ProfileLibrary profiles = load_profile_library(profile_dirs);
   const models::Workload w = import_kineto_trace(trace, o, profiles);

@@ -1115,14 +1115,7 @@ Workload import_kineto_trace(const std::string& path, const ImportOptions& optio
   w.precision = static_cast<sim::Dtype>(
       std::distance(votes.begin(), std::max_element(votes.begin(), votes.end())));
   if (votes[static_cast<std::size_t>(w.precision)] == 0) w.precision = sim::Dtype::fp32;
-  if (options.precision) {
-    const std::string& p = *options.precision;
-    w.precision = p == "fp16"   ? sim::Dtype::fp16
-                  : p == "bf16" ? sim::Dtype::bf16
-                  : p == "tf32" ? sim::Dtype::tf32
-                  : p == "fp8"  ? sim::Dtype::fp8
-                                : sim::Dtype::fp32;
-  }
+  if (options.precision) w.precision = *options.precision;
   // The measuring device.
   w.device_name = h.device_names.empty() ? std::string() : h.device_names.front();
   if (options.accelerator) {

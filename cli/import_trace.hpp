@@ -18,6 +18,7 @@
 
 #include "models/zoo/imported_workload.hpp"
 #include "sim/config/profile_library.hpp"
+#include "sim/hw/dtype.hpp"
 
 namespace trainsim::cli {
 
@@ -25,7 +26,7 @@ struct ImportOptions {
   std::optional<int> steps;  // import the last N steps (default: all but the first, at most 10)
   std::optional<std::string> accelerator;  // the measuring accelerator's profile
   std::optional<double> batch;             // samples per step (default: from the shapes, else 1)
-  std::optional<std::string> precision;    // default: from the GEMMs' input types
+  std::optional<sim::Dtype> precision;     // default: from the GEMMs' input types
 };
 
 // Reads `path`; errors are InputError naming the file, the event (traceEvents[i]), the key and

@@ -30,14 +30,6 @@ const char* compression_name(Compression c) {
 
 namespace {
 
-sim::Dtype parse_precision(const std::string& s) {
-  if (s == "fp32") return sim::Dtype::fp32;
-  if (s == "tf32") return sim::Dtype::tf32;
-  if (s == "fp16") return sim::Dtype::fp16;
-  if (s == "fp8") return sim::Dtype::fp8;
-  return sim::Dtype::bf16;
-}
-
 // "model": {"workload": FILE}: an imported workload (models/zoo/imported_workload.hpp), measured
 // on the accelerator profile it names. A relative path in the scenario file is relative to that
 // file; one a --set gives, to the working directory (where the command was typed).
@@ -132,9 +124,8 @@ InputPipelineSpec read_input(sim::JsonReader& r, const ZooModel& model, const si
   if (auto echo = r.optional_object("echo")) {
     in.echo_factor =
         static_cast<int>(echo->integer_or("factor", 1, 1, sim::limits::kMaxEchoFactor));
-    in.echo_mode = echo->choice_or("mode", {"example", "batch"}, "batch") == "batch"
-                       ? EchoMode::batch
-                       : EchoMode::example;
+    in.echo_mode = echo->choice_enum_or<EchoMode>(
+        "mode", {{"example", EchoMode::example}, {"batch", EchoMode::batch}}, EchoMode::batch);
     in.echo_before_augment = echo->choice_or("insert", {"before_augment", "after_augment"},
                                              "after_augment") == "before_augment";
     if (in.echo_before_augment && in.echo_mode == EchoMode::batch) {
@@ -151,8 +142,9 @@ InputPipelineSpec read_input(sim::JsonReader& r, const ZooModel& model, const si
 // Pipeline keys: the stage balance must name every layer once, in K contiguous runs.
 void read_pipeline_keys(sim::JsonReader& p, Scenario& s) {
   p.ignore({"balance"});  // optional and read below; listed among the known keys either way
-  const std::string schedule = p.choice_or("schedule", {"gpipe", "1f1b"}, "gpipe");
-  s.schedule = schedule == "1f1b" ? PipelineSchedule::one_f_one_b : PipelineSchedule::gpipe;
+  s.schedule = p.choice_enum_or<PipelineSchedule>(
+      "schedule", {{"gpipe", PipelineSchedule::gpipe}, {"1f1b", PipelineSchedule::one_f_one_b}},
+      PipelineSchedule::gpipe);
   const int layers = static_cast<int>(s.model.layers.size());
   if (s.pipeline_stages > layers) {
     p.fail("pipeline", std::to_string(s.pipeline_stages) + " stages, but model " + s.model.name +
@@ -485,8 +477,7 @@ Scenario load_scenario(nlohmann::json doc, const std::string& file,
     s.batch_per_replica =
         static_cast<int>(r.integer("batch_per_replica", 1, sim::limits::kMaxBatchPerReplica));
   }
-  s.precision =
-      parse_precision(r.choice_or("precision", {"fp32", "tf32", "fp16", "bf16", "fp8"}, "fp32"));
+  s.precision = r.choice_enum_in_or("precision", sim::kStepPrecisionNames, sim::Dtype::fp32);
   if (s.model.measured && !r.has("precision")) s.precision = s.model.measured->precision;
   if (s.model.measured && s.batch_max) {
     r.fail("batch_per_replica",
@@ -497,21 +488,21 @@ Scenario load_scenario(nlohmann::json doc, const std::string& file,
     r.fail("precision", std::string("accelerator ") + s.cluster.accelerator.name + " has no " +
                             sim::dtype_name(s.precision) + " compute path in its profile");
   }
-  const std::string opt =
-      r.choice_or("optimizer", {"sgd", "momentum", "adam", "lamb", "bert_adam"}, "momentum");
-  s.optimizer = opt == "sgd"         ? Optimizer::sgd
-                : opt == "adam"      ? Optimizer::adam
-                : opt == "lamb"      ? Optimizer::lamb
-                : opt == "bert_adam" ? Optimizer::bert_adam
-                                     : Optimizer::momentum;
+  s.optimizer = r.choice_enum_or<Optimizer>("optimizer",
+                                            {{"sgd", Optimizer::sgd},
+                                             {"momentum", Optimizer::momentum},
+                                             {"adam", Optimizer::adam},
+                                             {"lamb", Optimizer::lamb},
+                                             {"bert_adam", Optimizer::bert_adam}},
+                                            Optimizer::momentum);
   s.inference = r.choice_or("mode", {"train", "inference"}, "train") == "inference";
   if (r.has("recompute") && doc["recompute"].is_boolean()) {
     s.recompute = r.boolean_or("recompute", false) ? Recompute::full : Recompute::none;
   } else {
-    const std::string rc = r.choice_or("recompute", {"none", "selective", "full"}, "none");
-    s.recompute = rc == "full"        ? Recompute::full
-                  : rc == "selective" ? Recompute::selective
-                                      : Recompute::none;
+    s.recompute = r.choice_enum_or<Recompute>(
+        "recompute",
+        {{"none", Recompute::none}, {"selective", Recompute::selective}, {"full", Recompute::full}},
+        Recompute::none);
   }
   if (auto p = r.optional_object("parallelism")) {
     using sim::limits::kMaxAccelerators;
@@ -520,11 +511,11 @@ Scenario load_scenario(nlohmann::json doc, const std::string& file,
     s.sequence_parallel = p->boolean_or("sequence_parallel", false);
     s.zero = static_cast<int>(p->integer_or("zero", 0, 0, 3));
     s.virtual_stages = static_cast<int>(p->integer_or("virtual_stages", 1, 1, kMaxAccelerators));
-    const std::string order =
-        p->choice_or("order", {"tp-dp-pp", "tp-pp-dp", "dp-tp-pp"}, "tp-dp-pp");
-    s.order = order == "tp-pp-dp"   ? MeshOrder::tp_pp_dp
-              : order == "dp-tp-pp" ? MeshOrder::dp_tp_pp
-                                    : MeshOrder::tp_dp_pp;
+    s.order = p->choice_enum_or<MeshOrder>("order",
+                                           {{"tp-dp-pp", MeshOrder::tp_dp_pp},
+                                            {"tp-pp-dp", MeshOrder::tp_pp_dp},
+                                            {"dp-tp-pp", MeshOrder::dp_tp_pp}},
+                                           MeshOrder::tp_dp_pp);
     const int all = s.cluster.total_accelerators();
     s.data_parallel = static_cast<int>(p->integer_or(
         "data", 1, std::max(1, all / (s.pipeline_stages * s.tensor_parallel)), kMaxAccelerators));
@@ -548,17 +539,17 @@ Scenario load_scenario(nlohmann::json doc, const std::string& file,
                      "ring"),
         "communication.algorithm");
     // issue 14: explicit alpha-beta pricing; flow-level otherwise.
-    s.comm.model = c->choice_or("model", {"flow", "alpha_beta"}, "flow") == "alpha_beta"
-                       ? CommModel::alpha_beta
-                       : CommModel::flow_level;
+    s.comm.model = c->choice_enum_or<CommModel>(
+        "model", {{"flow", CommModel::flow_level}, {"alpha_beta", CommModel::alpha_beta}},
+        CommModel::flow_level);
     s.comm.bucket_bytes =
         c->quantity_or("bucket_size", sim::Dimension::bytes, sim::Bound::positive, 25e6);
     s.comm.overlap = c->boolean_or("overlap", true);
     s.comm.contention = c->boolean_or("contention", true);
-    const std::string compression = c->choice_or("compression", {"none", "topk", "gtopk"}, "none");
-    s.comm.compression = compression == "topk"    ? Compression::topk
-                         : compression == "gtopk" ? Compression::gtopk
-                                                  : Compression::none;
+    s.comm.compression = c->choice_enum_or<Compression>(
+        "compression",
+        {{"none", Compression::none}, {"topk", Compression::topk}, {"gtopk", Compression::gtopk}},
+        Compression::none);
     s.comm.density = c->number_or("density", sim::Bound::unit_interval, 0.001);
     c->done();
   }

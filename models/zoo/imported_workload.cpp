@@ -39,15 +39,6 @@ sim::KernelClass parse_class(sim::JsonReader& r, const std::string& key) {
   r.fail(key, "unknown kernel class '" + name + "' (one of " + known + ")");
 }
 
-sim::Dtype parse_precision(sim::JsonReader& r) {
-  const std::string p = r.choice("precision", {"fp32", "tf32", "fp16", "bf16", "fp8"});
-  if (p == "tf32") return sim::Dtype::tf32;
-  if (p == "fp16") return sim::Dtype::fp16;
-  if (p == "bf16") return sim::Dtype::bf16;
-  if (p == "fp8") return sim::Dtype::fp8;
-  return sim::Dtype::fp32;
-}
-
 nlohmann::json kernel_json(const WorkloadKernel& k) {
   nlohmann::json j{{"name", k.name},     {"class", sim::kernel_class_name(k.cls)},
                    {"time_s", k.time_s}, {"gap_s", k.gap_s},
@@ -278,7 +269,7 @@ Workload read_workload(const nlohmann::json& doc, std::shared_ptr<const sim::Jso
   w.source = r.string_or("source", "");
   w.device_name = r.string_or("device_name", "");
   w.accelerator = r.string("accelerator");
-  w.precision = parse_precision(r);
+  w.precision = r.choice_enum_in("precision", sim::kStepPrecisionNames);
   w.batch = static_cast<double>(r.integer("batch", 1, sim::limits::kMaxBatchPerReplica));
   w.steps = static_cast<int>(r.integer_or("steps", 1, 1, 1 << 30));
   if (r.integer("version", 1, 1 << 30) != kVersion)

@@ -247,8 +247,12 @@ bool JsonReader::boolean_or(const std::string& key, bool fallback) {
 }
 
 std::string JsonReader::choice(const std::string& key, std::initializer_list<const char*> choices) {
+  return choice_among(key, std::vector<std::string>(choices.begin(), choices.end()));
+}
+
+std::string JsonReader::choice_among(const std::string& key,
+                                     const std::vector<std::string>& options) {
   const std::string s = string(key);
-  std::vector<std::string> options(choices.begin(), choices.end());
   if (std::find(options.begin(), options.end(), s) != options.end()) return s;
   const std::string near = nearest_name(s, options);
   std::string list;

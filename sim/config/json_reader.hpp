@@ -10,6 +10,8 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -66,6 +68,38 @@ class JsonReader {
   std::string choice(const std::string& key, std::initializer_list<const char*> choices);
   std::string choice_or(const std::string& key, std::initializer_list<const char*> choices,
                         const std::string& fallback);
+  // A string that must be one of `names`, returned as the enum value paired with it. One table
+  // names each choice and its value, so a name the loader accepts cannot fall through to another
+  // value (as the arms of a ternary chain that ends in a default can).
+  template <class E>
+  using EnumNames = std::initializer_list<std::pair<const char*, std::type_identity_t<E>>>;
+  template <class E>
+  E choice_enum(const std::string& key, EnumNames<E> names) {
+    return choice_enum_in(key, names);
+  }
+  template <class E>
+  E choice_enum_or(const std::string& key, EnumNames<E> names, E fallback) {
+    return choice_enum_in_or(key, names, fallback);
+  }
+  // The same with a table of {name, value} pairs that several readers share (an array).
+  template <class Table>
+  auto choice_enum_in(const std::string& key, const Table& names) {
+    std::vector<std::string> options;
+    for (const auto& n : names)
+      options.emplace_back(n.first);
+    const std::string s = choice_among(key, options);
+    for (const auto& n : names)
+      if (s == n.first) return n.second;
+    fail(key, "value \"" + s + "\" has no meaning here");  // unreachable: choice_among checked it
+  }
+  template <class Table, class E>
+  E choice_enum_in_or(const std::string& key, const Table& names, E fallback) {
+    if (!has(key)) {
+      asked_.insert(key);
+      return fallback;
+    }
+    return choice_enum_in(key, names);
+  }
 
   // Marks keys as known without reading them (e.g. "kind", or keys handled elsewhere).
   void ignore(std::initializer_list<const char*> keys);
@@ -76,6 +110,7 @@ class JsonReader {
   [[noreturn]] void fail_here(const std::string& message) const;
 
  private:
+  std::string choice_among(const std::string& key, const std::vector<std::string>& options);
   const nlohmann::json& required(const std::string& key);
   const nlohmann::json* lookup(const std::string& key);
   double check_bound(const std::string& key, double v, Bound b, const nlohmann::json& shown) const;

@@ -26,21 +26,6 @@ std::shared_ptr<JsonSource> source_for(const std::string& file) {
   return s;
 }
 
-IntraTopology parse_intra(const std::string& s) {
-  if (s == "switched") return IntraTopology::switched;
-  if (s == "ring") return IntraTopology::ring;
-  if (s == "fully_connected") return IntraTopology::fully_connected;
-  return IntraTopology::torus2d;
-}
-
-InterTopology parse_inter(const std::string& s) {
-  if (s == "star") return InterTopology::star;
-  if (s == "fat_tree") return InterTopology::fat_tree;
-  if (s == "ring") return InterTopology::ring;
-  if (s == "torus2d") return InterTopology::torus2d;
-  return InterTopology::torus3d;
-}
-
 // Profile names inside a cluster object (path relative to the cluster) and the kind each names.
 struct ProfileReference {
   const char* path;
@@ -67,17 +52,18 @@ Spec named_or_inline(JsonReader& parent, const std::string& key, ByName by_name,
 // Issue 14: the cluster's "collectives" block (how its collective library runs).
 CollectiveFabricSpec read_collectives(JsonReader& r) {
   CollectiveFabricSpec c;
-  const std::string lib = r.choice_or("library", {"none", "nccl", "rccl"}, "none");
-  c.library = lib == "nccl"   ? CollectiveLibrary::nccl
-              : lib == "rccl" ? CollectiveLibrary::rccl
-                              : CollectiveLibrary::none;
-  const std::string gen =
-      r.choice_or("generation", {"volta", "ampere", "hopper", "blackwell", "cdna3"}, "ampere");
-  c.generation = gen == "volta"       ? GpuGeneration::volta
-                 : gen == "hopper"    ? GpuGeneration::hopper
-                 : gen == "blackwell" ? GpuGeneration::blackwell
-                 : gen == "cdna3"     ? GpuGeneration::cdna3
-                                      : GpuGeneration::ampere;
+  c.library = r.choice_enum_or<CollectiveLibrary>("library",
+                                                  {{"none", CollectiveLibrary::none},
+                                                   {"nccl", CollectiveLibrary::nccl},
+                                                   {"rccl", CollectiveLibrary::rccl}},
+                                                  CollectiveLibrary::none);
+  c.generation = r.choice_enum_or<GpuGeneration>("generation",
+                                                 {{"volta", GpuGeneration::volta},
+                                                  {"ampere", GpuGeneration::ampere},
+                                                  {"hopper", GpuGeneration::hopper},
+                                                  {"blackwell", GpuGeneration::blackwell},
+                                                  {"cdna3", GpuGeneration::cdna3}},
+                                                 GpuGeneration::ampere);
   c.channels = static_cast<int>(r.integer_or("channels", 1, 0));
   c.nvls = r.boolean_or("nvls", false);
   c.nvls_efficiency = r.number_or("nvls_efficiency", Bound::unit_interval, 1.0);
@@ -312,20 +298,22 @@ FrameworkSpec read_framework(JsonReader& r) {
   if (f.host_syncs_per_step > 2) host.fail("syncs_per_step", "must be 0, 1 or 2");
   host.done();
   f.graph_launch = r.boolean("graph_launch");
-  f.fusion = r.choice("fusion", {"none", "pointwise"}) == "none" ? Fusion::none : Fusion::pointwise;
-  f.mixed_precision = r.choice("mixed_precision", {"autocast", "master_weights"}) == "autocast"
-                          ? MixedPrecision::autocast
-                          : MixedPrecision::master_weights;
-  f.amp_fp32_ops = r.choice_or("amp_fp32_ops", {"listed", "graph_rewrite"}, "listed") == "listed"
-                       ? AmpFp32Ops::listed
-                       : AmpFp32Ops::graph_rewrite;
-  f.rnn = r.choice("rnn", {"cudnn", "tf_block_lstm"}) == "cudnn" ? RnnKernels::cudnn
-                                                                 : RnnKernels::tf_block_lstm;
+  f.fusion =
+      r.choice_enum<Fusion>("fusion", {{"none", Fusion::none}, {"pointwise", Fusion::pointwise}});
+  f.mixed_precision = r.choice_enum<MixedPrecision>(
+      "mixed_precision",
+      {{"autocast", MixedPrecision::autocast}, {"master_weights", MixedPrecision::master_weights}});
+  f.amp_fp32_ops = r.choice_enum_or<AmpFp32Ops>(
+      "amp_fp32_ops",
+      {{"listed", AmpFp32Ops::listed}, {"graph_rewrite", AmpFp32Ops::graph_rewrite}},
+      AmpFp32Ops::listed);
+  f.rnn = r.choice_enum<RnnKernels>(
+      "rnn", {{"cudnn", RnnKernels::cudnn}, {"tf_block_lstm", RnnKernels::tf_block_lstm}});
   JsonReader opt = r.object("optimizer");
-  const std::string kernels = opt.choice("kernels", {"per_tensor", "multi_tensor", "fused"});
-  f.optimizer_kernels = kernels == "per_tensor"     ? OptimizerKernels::per_tensor
-                        : kernels == "multi_tensor" ? OptimizerKernels::multi_tensor
-                                                    : OptimizerKernels::fused;
+  f.optimizer_kernels = opt.choice_enum<OptimizerKernels>(
+      "kernels", {{"per_tensor", OptimizerKernels::per_tensor},
+                  {"multi_tensor", OptimizerKernels::multi_tensor},
+                  {"fused", OptimizerKernels::fused}});
   f.tensors_per_optimizer_kernel = static_cast<int>(opt.integer_or("tensors_per_kernel", 1, 1));
   opt.done();
   r.done();
@@ -370,13 +358,13 @@ LinkSpec read_link_traits(JsonReader& r, LinkCollectiveTraits& traits) {
   l.description = r.string_or("description", "");
   l.bw_bytes_per_s = r.quantity("bandwidth", Dimension::bytes_per_s);
   l.latency_s = r.quantity("latency", Dimension::seconds, Bound::non_negative);
-  l.duplex =
-      r.choice_or("duplex", {"full", "half"}, "full") == "full" ? Duplex::full : Duplex::half;
+  l.duplex = r.choice_enum_or<Duplex>("duplex", {{"full", Duplex::full}, {"half", Duplex::half}},
+                                      Duplex::full);
   if (r.has("transport")) {
-    const std::string t = r.choice("transport", {"nvlink", "pcie", "network"});
-    traits.transport = t == "nvlink" ? LinkTransport::nvlink
-                       : t == "pcie" ? LinkTransport::pcie
-                                     : LinkTransport::network;
+    traits.transport =
+        r.choice_enum<LinkTransport>("transport", {{"nvlink", LinkTransport::nvlink},
+                                                   {"pcie", LinkTransport::pcie},
+                                                   {"network", LinkTransport::network}});
   }
   traits.efficiency = r.number_or("efficiency", Bound::unit_interval, 1.0);
   r.done();
@@ -554,8 +542,11 @@ ClusterSpec ProfileLibrary::cluster_from(JsonReader& r) const {
                         std::to_string(limits::kMaxAccelerators));
   }
   JsonReader intra = node.object("intra");
-  c.intra_topology =
-      parse_intra(intra.choice("topology", {"switched", "ring", "fully_connected", "torus2d"}));
+  c.intra_topology = intra.choice_enum<IntraTopology>(
+      "topology", {{"switched", IntraTopology::switched},
+                   {"ring", IntraTopology::ring},
+                   {"fully_connected", IntraTopology::fully_connected},
+                   {"torus2d", IntraTopology::torus2d}});
   // Links with their collective traits (issue 14), by name or inline.
   LinkCollectiveTraits intra_traits, host_traits, inter_traits;
   const auto traits_reader = [](LinkCollectiveTraits& t) {
@@ -584,7 +575,11 @@ ClusterSpec ProfileLibrary::cluster_from(JsonReader& r) const {
   node.done();
   if (auto inter = r.optional_object("inter")) {
     c.inter_topology =
-        parse_inter(inter->choice("topology", {"star", "fat_tree", "ring", "torus2d", "torus3d"}));
+        inter->choice_enum<InterTopology>("topology", {{"star", InterTopology::star},
+                                                       {"fat_tree", InterTopology::fat_tree},
+                                                       {"ring", InterTopology::ring},
+                                                       {"torus2d", InterTopology::torus2d},
+                                                       {"torus3d", InterTopology::torus3d}});
     c.inter_link = named_or_inline<LinkSpec>(*inter, "link", traits_by_name(inter_traits),
                                              traits_reader(inter_traits));
     c.nics_per_node =

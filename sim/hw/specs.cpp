@@ -35,6 +35,12 @@ int dtype_bytes(Dtype d) {
   return 4;
 }
 
+std::optional<Dtype> parse_step_precision(std::string_view name) {
+  for (const auto& [n, d] : kStepPrecisionNames)
+    if (name == n) return d;
+  return std::nullopt;
+}
+
 const char* kernel_class_name(KernelClass c) {
   switch (c) {
     case KernelClass::gemm:
