@@ -374,24 +374,29 @@ std::optional<LambdaSystem> lambda_system(const std::string& name,
 
 // The systems of the table's current edition (@aa5addb: Lambda's re-runs from October 2022 on,
 // the pytorch/results/*_v1 folders).
-// GeForce boards have no PCIe peer-to-peer (NVIDIA disabled it on the RTX 3090/4090 drivers);
-// the professional boards and the data-centre parts do.
+// None of them ran with peer-to-peer: benchmark_pytorch.sh exported NCCL_P2P_DISABLE=1 before
+// every benchmark from commit 0a684b62 (2022-10-16, "Add 2x4090_v1") until 9a269d33 (2024-07-28)
+// commented it out, and the multi-GPU _v1 results in this edition were committed in between
+// (2xA6000_v1 refreshed 2022-12-15, 8xA100_80GB_SXM4_v1 2022-11-19, LambdaCloud_8xV100_16GB_v1
+// 2022-12-16, 2xAdaA6000_v1 2023-01-12). NCCL then moves data through host memory (its SHM
+// transport), NVLink boards included. (GeForce boards have no PCIe peer-to-peer anyway: NVIDIA
+// disabled it on the RTX 3090/4090 drivers.)
 std::span<const LambdaEntry> lambda_systems() {
   static const LambdaEntry entries[] = {
       {"LambdaCloud V100 16GB",
-       {"", "v100-sxm2-16gb", "nvlink2", true, false, "lambda-cloud-gpu-8x-v100", ""}},
+       {"", "v100-sxm2-16gb", "nvlink2", false, false, "lambda-cloud-gpu-8x-v100", ""}},
       {"LambdaCloud A100 40GB PCIe",
-       {"", "a100-pcie-40gb", "pcie4-x16", true, true, "lambda-cloud-gpu-1x-a100-pcie", ""}},
-      {"LambdaCloud A10", {"", "a10", "pcie4-x16", true, true, "lambda-cloud-gpu-1x-a10", ""}},
+       {"", "a100-pcie-40gb", "pcie4-x16", false, true, "lambda-cloud-gpu-1x-a100-pcie", ""}},
+      {"LambdaCloud A10", {"", "a10", "pcie4-x16", false, true, "lambda-cloud-gpu-1x-a10", ""}},
       // 2 x EPYC 7H12 with 1 TiB, which dual-epyc-7742 describes (hw_profiles/README.md).
-      {"A100 80GB SXM4", {"", "a100-sxm4-80gb", "nvlink3", true, true, "dual-epyc-7742", ""}},
-      {"A100 80GB PCIe", {"", "a100-pcie-80gb", "pcie4-x16", true, true, "epyc-7502", ""}},
-      {"Quadro RTX 8000", {"", "quadro-rtx-8000", "pcie3-x16", true, false, "core-i7-6850k", ""}},
+      {"A100 80GB SXM4", {"", "a100-sxm4-80gb", "nvlink3", false, true, "dual-epyc-7742", ""}},
+      {"A100 80GB PCIe", {"", "a100-pcie-80gb", "pcie4-x16", false, true, "epyc-7502", ""}},
+      {"Quadro RTX 8000", {"", "quadro-rtx-8000", "pcie3-x16", false, false, "core-i7-6850k", ""}},
       {"RTX 3090", {"", "rtx-3090", "pcie4-x16", false, true, "threadripper-pro-5995wx", ""}},
       {"RTX 4090", {"", "rtx-4090", "pcie4-x16", false, true, "threadripper-pro-5995wx", ""}},
-      {"RTX A6000", {"", "rtx-a6000", "pcie4-x16", true, true, "epyc-7502", ""}},
+      {"RTX A6000", {"", "rtx-a6000", "pcie4-x16", false, true, "epyc-7502", ""}},
       {"RTX 6000 Ada",
-       {"", "rtx-6000-ada", "pcie4-x16", true, true, "threadripper-pro-5995wx", "dual-epyc-7302"}},
+       {"", "rtx-6000-ada", "pcie4-x16", false, true, "threadripper-pro-5995wx", "dual-epyc-7302"}},
   };
   return entries;
 }
@@ -424,6 +429,9 @@ struct Workload {
   nlohmann::json model;
   const char* optimizer;
   double units_per_sample = 1;
+  // False where the harness runs one process per GPU that never exchanges gradients (see
+  // lambda_workload): N such replicas are N single-GPU runs side by side.
+  bool gradient_sync = true;
 };
 
 std::optional<Workload> workload(const std::string& name) {
@@ -457,9 +465,17 @@ std::optional<Workload> workload(const std::string& name) {
 // adaptive=False, so one embedding table and a full 267,735-word softmax (#params = 191,948,759
 // for base, 519,963,095 for large), and for large tgt_len = mem_len = 256 with div_val 1. tok/s
 // counts batch x tgt_len. Base runs optim=jitlamb, large optim=adam.
+// Nor does the harness pass --multi_gpu (config_v1/config_pytorch_*.sh, and the 2020-2021
+// configs at @2c0af45): train.py wraps the model in DistributedDataParallel only 'if
+// args.multi_gpu == "ddp"' (NVIDIA/DeepLearningExamples PyTorch/LanguageModeling/Transformer-XL/
+// pytorch/train.py), while its data iterator still gives each rank its own slice of the global
+// batch (data_utils.py, 'Partition data for DistributedDataParallel') and the logged tok/s is
+// summed over ranks. So on N GPUs, N replicas train apart and no gradient crosses a link: the
+// table's Transformer-XL rows scale by 0.99-1.00 per GPU on every system, PCIe GeForce boards
+// without peer-to-peer included.
 std::optional<Workload> lambda_workload(const std::string& name) {
   if (name == "transformerxlbase") {
-    return Workload{{{"name", "transformerxl_base"}, {"adaptive_clusters", 1}}, "lamb", 192};
+    return Workload{{{"name", "transformerxl_base"}, {"adaptive_clusters", 1}}, "lamb", 192, false};
   }
   if (name == "transformerxllarge") {
     constexpr int kSegment = 256;  // tgt_len = mem_len; also the tokens one sample counts
@@ -469,7 +485,8 @@ std::optional<Workload> lambda_workload(const std::string& name) {
                      {"tgt_len", kSegment},
                      {"mem_len", kSegment}},
                     "adam",
-                    kSegment};
+                    kSegment,
+                    false};
   }
   return workload(name);
 }
@@ -497,24 +514,28 @@ std::vector<ValidationPoint> lambda_table(const sim::ProfileLibrary& lib, const 
     const int n = static_cast<int>(*gpus);
     const std::string& host =
         n >= 4 && !system->host_from_4_gpus.empty() ? system->host_from_4_gpus : system->host;
-    const nlohmann::json doc = {{"name", r.at("system") + " " + r.at("model")},
-                                {"cluster", single_node(system->accelerator, n, system->intra_link,
-                                                        host, "pcie4-x16", system->p2p)},
-                                {"model", model->model},
-                                {"framework", "pytorch_eager"},
-                                {"batch_per_replica", static_cast<int>(*batch) / n},
-                                {"precision", system->tf32 ? "tf32" : "fp32"},
-                                {"optimizer", model->optimizer},
-                                {"parallelism", {{"data", n}}},
-                                {"steps", 4},
-                                {"warmup_steps", 1}};
+    // Replicas that never synchronise are simulated as one, and counted n times.
+    const int simulated = model->gradient_sync ? n : 1;
+    const nlohmann::json doc = {
+        {"name", r.at("system") + " " + r.at("model")},
+        {"cluster", single_node(system->accelerator, simulated, system->intra_link, host,
+                                "pcie4-x16", system->p2p)},
+        {"model", model->model},
+        {"framework", "pytorch_eager"},
+        {"batch_per_replica", static_cast<int>(*batch) / n},
+        {"precision", system->tf32 ? "tf32" : "fp32"},
+        {"optimizer", model->optimizer},
+        {"parallelism", {{"data", simulated}}},
+        {"steps", 4},
+        {"warmup_steps", 1}};
     ValidationPoint p;
     p.series = system->family + " " + r.at("model");
     p.x = *gpus;
     p.gpus = n;
     p.label = r.at("system") + " " + r.at("model") + " batch " + fmt(*batch);
     p.measured = *v;
-    simulate_row(p, doc, file + " line " + std::to_string(r.line()), lib, model->units_per_sample);
+    simulate_row(p, doc, file + " line " + std::to_string(r.line()), lib,
+                 model->units_per_sample * n / simulated);
     out.push_back(p);
   });
   fit::split_halves(out);
