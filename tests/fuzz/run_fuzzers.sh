@@ -35,19 +35,32 @@ for h in json_document quantity csv_points set_paths sweep_ranges; do
   if [ -d "tests/fuzz/regressions/$h" ]; then cp tests/fuzz/regressions/$h/* "$corpus/$h/"; fi
 done
 
-status=0
-for h in json_document quantity csv_points set_paths sweep_ranges; do
+# The harnesses run side by side, up to JOBS at a time (each is one single-threaded process),
+# and are reported in order once all have finished.
+jobs=${JOBS:-$(nproc)}
+harnesses=(json_document quantity csv_points set_paths sweep_ranges)
+declare -A pid
+running=0
+for h in "${harnesses[@]}"; do
+  if [ "$running" -ge "$jobs" ]; then wait -n || true; running=$((running - 1)); fi
   echo "=== fuzz_$h for ${seconds}s"
   mkdir -p "$findings/$h"
   # -timeout: one input taking longer than 10 s is a hang; -rss_limit_mb: memory blow-ups.
-  if ! "$build/fuzz_$h" "$corpus/$h" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
-       -max_len=65536 -print_final_stats=1 -artifact_prefix="$findings/$h/" \
-       >"$findings/$h.log" 2>&1; then
+  "$build/fuzz_$h" "$corpus/$h" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+    -max_len=65536 -print_final_stats=1 -artifact_prefix="$findings/$h/" \
+    >"$findings/$h.log" 2>&1 &
+  pid[$h]=$!
+  running=$((running + 1))
+done
+status=0
+for h in "${harnesses[@]}"; do
+  if ! wait "${pid[$h]}"; then
     echo "run_fuzzers: fuzz_$h found a problem; inputs in $findings/$h/:"
     ls "$findings/$h"
     tail -n 40 "$findings/$h.log"
     status=1
   else
+    echo "fuzz_$h:"
     grep -E "^(stat::number_of_executed_units|stat::peak_rss_mb)" "$findings/$h.log" || true
   fi
 done
