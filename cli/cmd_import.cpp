@@ -59,8 +59,10 @@ int run_import(const Args& args, CommandIo& io) {
   if (vm.count("precision")) {
     o.precision = sim::parse_step_precision(precision);
     if (!o.precision) {
-      throw UsageError("--precision",
-                       "value '" + precision + "' is not one of fp32, tf32, fp16, bf16, fp8");
+      std::string names;
+      for (const auto& [name, dtype] : sim::kStepPrecisionNames)
+        names += (names.empty() ? "" : ", ") + std::string(name);
+      throw UsageError("--precision", "value '" + precision + "' is not one of " + names);
     }
   }
   const sim::ProfileLibrary profiles = load_profile_library(profile_dirs);
