@@ -472,7 +472,8 @@ std::optional<Workload> workload(const std::string& name) {
 // batch (data_utils.py, 'Partition data for DistributedDataParallel') and the logged tok/s is
 // summed over ranks. So on N GPUs, N replicas train apart and no gradient crosses a link: the
 // table's Transformer-XL rows scale by 0.99-1.00 per GPU on every system, PCIe GeForce boards
-// without peer-to-peer included.
+// without peer-to-peer included. (DeepLearningExamples' own recipes set 'multi_gpu: ddp' in
+// wt103_base.yaml and wt103_large.yaml, so the DLE table's Transformer-XL rows synchronise.)
 std::optional<Workload> lambda_workload(const std::string& name) {
   if (name == "transformerxlbase") {
     return Workload{{{"name", "transformerxl_base"}, {"adaptive_clusters", 1}}, "lamb", 192, false};
