@@ -114,13 +114,7 @@ InputPipelineSpec read_input(sim::JsonReader& r, const ZooModel& model, const si
   in.prefetch_batches =
       static_cast<int>(r.integer_or("prefetch_batches", 1, 2, sim::limits::kMaxPrefetchBatches));
   // Default: the model's own input dtype (uint8 pixels, int32 tokens); fp32 pixels cost 4x.
-  // (choice_or names the key and the valid names on a bad value, so parse_input_dtype always
-  // finds the one it returns.)
-  in.input_dtype =
-      parse_input_dtype(r.choice_or("input_dtype",
-                                    {"uint8", "fp16", "bf16", "fp32", "int32", "int64"},
-                                    input_dtype_name(model.input_dtype)))
-          .value_or(model.input_dtype);
+  in.input_dtype = r.choice_enum_in_or("input_dtype", kInputDtypeNames, model.input_dtype);
   if (auto echo = r.optional_object("echo")) {
     in.echo_factor =
         static_cast<int>(echo->integer_or("factor", 1, 1, sim::limits::kMaxEchoFactor));

@@ -46,19 +46,8 @@ const char* tp_collective_op_name(TpCollectiveOp op) {
   return "unknown";
 }
 
-namespace {
-constexpr std::array<std::pair<InputDtype, const char*>, 6> kInputDtypeNames{{
-    {InputDtype::uint8, "uint8"},
-    {InputDtype::fp16, "fp16"},
-    {InputDtype::bf16, "bf16"},
-    {InputDtype::fp32, "fp32"},
-    {InputDtype::int32, "int32"},
-    {InputDtype::int64, "int64"},
-}};
-}  // namespace
-
 const char* input_dtype_name(InputDtype d) {
-  for (const auto& [dtype, name] : kInputDtypeNames) {
+  for (const auto& [name, dtype] : kInputDtypeNames) {
     if (dtype == d) return name;
   }
   return "?";
@@ -78,13 +67,6 @@ double input_dtype_bytes(InputDtype d) {
       return 8;
   }
   return 4;
-}
-
-std::optional<InputDtype> parse_input_dtype(std::string_view name) {
-  for (const auto& [dtype, text] : kInputDtypeNames) {
-    if (name == text) return dtype;
-  }
-  return std::nullopt;
 }
 
 sim::Kernel instantiate(const KernelSpec& k, double batch, sim::Dtype dtype) {

@@ -22,6 +22,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "sim/hw/kernel.hpp"
@@ -219,6 +220,15 @@ struct MeasuredOrigin {
 // The element type of a model's input tensor (pixels, token ids, audio samples, features): what
 // the host-to-device copy of a batch moves per element.
 enum class InputDtype { uint8, fp16, bf16, fp32, int32, int64 };
+// Each input dtype by the name scenario files use ("input": {"input_dtype": ...}).
+inline constexpr std::array<std::pair<const char*, InputDtype>, 6> kInputDtypeNames{{
+    {"uint8", InputDtype::uint8},
+    {"fp16", InputDtype::fp16},
+    {"bf16", InputDtype::bf16},
+    {"fp32", InputDtype::fp32},
+    {"int32", InputDtype::int32},
+    {"int64", InputDtype::int64},
+}};
 const char* input_dtype_name(InputDtype d);
 double input_dtype_bytes(InputDtype d);
 
@@ -243,8 +253,5 @@ struct ZooModel {
   double saved_bytes(double bytes_per_element) const;
   int param_tensors() const;
 };
-
-// The InputDtype of a name ("uint8", "int32", "fp32", ...); nullopt for an unknown name.
-std::optional<InputDtype> parse_input_dtype(std::string_view name);
 
 }  // namespace trainsim::models
