@@ -4,33 +4,13 @@
 #include <catch2/catch.hpp>
 
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <regex>
 #include <string>
 #include <vector>
 
+#include "fit/csv_table.hpp"
 #include "support/run_cli.hpp"
-
-namespace {
-
-// One CSV line of `validate --points` split into fields (quoted fields hold commas).
-std::vector<std::string> csv_fields(const std::string& line) {
-  std::vector<std::string> out(1);
-  bool quoted = false;
-  for (const char c : line) {
-    if (c == '"') {
-      quoted = !quoted;
-    } else if (c == ',' && !quoted) {
-      out.emplace_back();
-    } else {
-      out.back() += c;
-    }
-  }
-  return out;
-}
-
-}  // namespace
 
 TEST_CASE("Lambda's Transformer-XL rows are N replicas that never exchange gradients",
           "[validate]") {
@@ -40,10 +20,12 @@ TEST_CASE("Lambda's Transformer-XL rows are N replicas that never exchange gradi
       {"validate", "--table", "lambda_dp_scaling_fp32", "--points", points});
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
-  std::ifstream in(points);
-  std::string line;
-  REQUIRE(std::getline(in, line));
-  REQUIRE(line == "table,half,series,x,gpus,label,measured,simulated,error_pct");
+  // (read_csv_table refuses a row whose field count differs from the header's.)
+  const trainsim::fit::CsvTable table = trainsim::fit::read_csv_table(points);
+  REQUIRE(table.header == std::vector<std::string>{"table", "half", "series", "x", "gpus", "label",
+                                                   "measured", "simulated", "error_pct"});
+  const std::size_t label_column = table.column("label", "validate --points");
+  const std::size_t simulated_column = table.column("simulated", "validate --points");
   // label "2x RTX 4090 transformerxlbase batch 28": the system, the model and the global batch.
   const std::regex label(R"(^(?:(\d+)x )?(.*) (transformerxl\w+|gnmt) batch (\d+)$)");
   std::map<std::string, double> one_gpu;  // "system model per-GPU batch" -> samples/s
@@ -53,18 +35,18 @@ TEST_CASE("Lambda's Transformer-XL rows are N replicas that never exchange gradi
     double simulated;
   };
   std::vector<Row> multi;
-  while (std::getline(in, line)) {
-    const auto f = csv_fields(line);
-    REQUIRE(f.size() == 9);
+  for (const trainsim::fit::CsvRow& row : table.rows) {
     std::smatch m;
-    if (!std::regex_match(f[5], m, label)) continue;
+    const std::string& text = row.fields[label_column];
+    if (!std::regex_match(text, m, label)) continue;
     const int gpus = m[1].matched ? std::stoi(m[1]) : 1;
     const std::string key =
         m[2].str() + " " + m[3].str() + " " + std::to_string(std::stoi(m[4]) / gpus);
+    const double simulated = std::stod(row.fields[simulated_column]);
     if (gpus == 1) {
-      one_gpu[key] = std::stod(f[7]);
+      one_gpu[key] = simulated;
     } else {
-      multi.push_back({key, gpus, std::stod(f[7])});
+      multi.push_back({key, gpus, simulated});
     }
   }
   int transformer_xl = 0, gnmt = 0;
