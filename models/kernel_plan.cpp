@@ -87,12 +87,6 @@ Launch measured_launch(const Scenario& s, const KernelSpec& k, double batch, dou
           k.measured_host_s * host_share, k.repeat};
 }
 
-double host_cost(const Scenario& s, Pass pass) {
-  if (s.framework.graph_launch) return 0;
-  return pass == Pass::forward ? s.framework.host_forward_per_kernel_s
-                               : s.framework.host_backward_per_kernel_s;
-}
-
 bool wanted(const KernelSpec& k, const Scenario& s) {
   const bool fused_attention = s.fused_attention;
   const bool tf_block = s.framework.rnn == sim::RnnKernels::tf_block_lstm;
@@ -191,6 +185,17 @@ bool low_precision(const Scenario& s) {
          s.precision == sim::Dtype::fp8;
 }
 
+double host_launch_s(const Scenario& s, Pass pass) {
+  if (s.framework.graph_launch) return 0;
+  if (pass != Pass::forward) return s.framework.host_backward_per_kernel_s;
+  // The mixed-precision layer decides each forward op's casts on the host; backward runs in the
+  // autograd engine, past it.
+  const bool amp = low_precision(s) && !s.inference &&
+                   s.framework.mixed_precision == sim::MixedPrecision::autocast;
+  return s.framework.host_forward_per_kernel_s +
+         (amp ? s.framework.host_amp_cast_per_kernel_s : 0.0);
+}
+
 double gradient_bytes_per_param(const Scenario& s) {
   if (!low_precision(s)) return 4;
   return s.framework.mixed_precision == sim::MixedPrecision::autocast ? 4 : 2;
@@ -231,7 +236,7 @@ void layer_launches(const Scenario& s, const Layer& l, Pass pass, double batch,
     return;
   }
   const auto& acc = s.cluster.accelerator;
-  const double host = host_cost(s, pass);
+  const double host = host_launch_s(s, pass);
   const bool fuse = s.framework.fusion == sim::Fusion::pointwise;
   const std::size_t first = out.size();
   // Autocast casts each fp32 weight to 16 bits where an op uses it (forward), and the cast's
@@ -341,8 +346,7 @@ void grad_accumulate_launch(const Scenario& s, const Layer& l, std::vector<Launc
       3 * gradient_bytes_per_param(s) * static_cast<double>(l.params) / l.param_tensors / shard;
   k.flops = static_cast<double>(l.params) / l.param_tensors;
   out.push_back({"grad accumulate", k.cls, sim::kernel_time_s(s.cluster.accelerator, k),
-                 s.framework.graph_launch ? 0 : s.framework.host_backward_per_kernel_s,
-                 l.param_tensors});
+                 host_launch_s(s, Pass::backward), l.param_tensors});
 }
 
 void optimizer_launches(const Scenario& s, double params, int tensors, std::vector<Launch>& out) {

@@ -85,6 +85,10 @@ double activation_bytes_per_element(const Scenario& s);
 // True when the scenario computes in 16 bits (fp16, bf16; fp8 GEMMs keep 16-bit elsewhere).
 bool low_precision(const Scenario& s);
 
+// The dispatching host's time to launch one kernel of `pass`: the framework's per-kernel cost
+// (none for a captured graph), plus its mixed-precision layer's in a 16-bit forward.
+double host_launch_s(const Scenario& s, Pass pass);
+
 // Whether TensorFlow's AMP graph rewrite (framework `amp_fp32_ops: graph_rewrite`) keeps layer
 // `l`'s memory-bound ops in fp32: a 16-bit step of a layer whose forward runs a deny-list op (a
 // softmax, a norm other than batch norm). The memory model keeps such layers' saved activations

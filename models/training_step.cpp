@@ -369,9 +369,7 @@ class MeshSim {
 
   void tp_launches(const Layer& l, Pass pass, double n, PassWork& w) {
     if (s_.tensor_parallel < 2) return;
-    const double host = s_.framework.graph_launch ? 0
-                        : pass == Pass::forward   ? s_.framework.host_forward_per_kernel_s
-                                                  : s_.framework.host_backward_per_kernel_s;
+    const double host = host_launch_s(s_, pass);
     for (const TpCollective& c : tp_collectives(l, pass)) {
       const double bytes = c.elements_per_sample * n * activation_bytes_per_element(s_);
       const double t = tp_.dense_s(tp_op(c.op), bytes);
@@ -428,7 +426,7 @@ class MeshSim {
     const double select_s = kc.residual_s(m) + kc.topk_select_s(m, k);
     topk_.push_back({"top-k selection", sim::KernelClass::topk,
                      select_s + s_.cluster.accelerator.kernel_launch_overhead_s,
-                     s_.framework.graph_launch ? 0 : s_.framework.host_backward_per_kernel_s, 1});
+                     host_launch_s(s_, Pass::backward), 1});
   }
 
   // ---- sends between stages ----

@@ -294,6 +294,8 @@ FrameworkSpec read_framework(JsonReader& r) {
   f.host_optimizer_per_kernel_s =
       host.quantity("optimizer_per_kernel", Dimension::seconds, Bound::non_negative);
   f.host_per_step_s = host.quantity("per_step", Dimension::seconds, Bound::non_negative);
+  f.host_amp_cast_per_kernel_s =
+      host.quantity_or("amp_cast_per_kernel", Dimension::seconds, Bound::non_negative, 0);
   f.host_syncs_per_step = static_cast<int>(host.integer("syncs_per_step", 0));
   if (f.host_syncs_per_step > 2) host.fail("syncs_per_step", "must be 0, 1 or 2");
   host.done();
@@ -387,9 +389,11 @@ ProfileLibrary::ProfileLibrary(std::span<const EmbeddedFile> embedded,
     // files in the folder, such as the scenario `calibrate --out` writes beside the profiles,
     // are left alone.
     std::vector<std::filesystem::path> files;
+    bool any_kind_folder = false;
     for (const char* kind : kKinds) {
       const std::filesystem::path sub = dir / kind_folder(kind);
       if (!std::filesystem::is_directory(sub, ec)) continue;
+      any_kind_folder = true;
       for (const auto& e : std::filesystem::directory_iterator(sub)) {
         if (e.path().extension() != ".json") continue;
         if (!e.is_regular_file(ec)) {
@@ -397,6 +401,25 @@ ProfileLibrary::ProfileLibrary(std::span<const EmbeddedFile> embedded,
         }
         files.push_back(e.path());
       }
+    }
+    if (!any_kind_folder) {
+      // A folder without the layout would add nothing, and every command would run on the
+      // built-in profiles as if it had read it: most likely profiles saved at the folder's top.
+      std::string folders;
+      for (const char* kind : kKinds)
+        folders += (folders.empty() ? "" : ", ") + kind_folder(kind) + "/";
+      std::vector<std::filesystem::path> stray;
+      for (const auto& e : std::filesystem::directory_iterator(dir, ec))
+        if (e.path().extension() == ".json") stray.push_back(e.path());
+      if (!stray.empty()) {
+        const auto first = *std::min_element(stray.begin(), stray.end());
+        throw InputError(first.string(), "is not read: --profile-dir " + dir.string() +
+                                             " has none of the kind folders (" + folders +
+                                             "); a profile goes in DIR/<kind folder>/<name>.json");
+      }
+      throw InputError("--profile-dir " + dir.string(),
+                       "has none of the kind folders (" + folders +
+                           "); a profile goes in DIR/<kind folder>/<name>.json");
     }
     std::sort(files.begin(), files.end());
     for (const auto& p : files) {

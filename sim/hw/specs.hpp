@@ -169,7 +169,11 @@ struct FrameworkSpec {
   double host_forward_per_kernel_s = 0;    // Python op + dispatcher + launch, forward
   double host_backward_per_kernel_s = 0;   // autograd engine + launch, backward
   double host_optimizer_per_kernel_s = 0;  // optimizer step, per kernel launched
-  double host_per_step_s = 0;   // data-loader hand-off, zero_grad, loop and logging per step
+  double host_per_step_s = 0;  // data-loader hand-off, zero_grad, loop and logging per step
+  // What the mixed-precision layer adds per forward kernel in 16-bit training under
+  // MixedPrecision::autocast: the host's cast decision per op (NVIDIA Apex's O1 runs it in
+  // Python, as a wrapper around every patched torch function; torch.amp in the C++ dispatcher).
+  double host_amp_cast_per_kernel_s = 0;
   int host_syncs_per_step = 0;  // 1: the host waits for the device after backward (grad-scaler
                                 // inf check); 2: also at the step's end (loss.item())
   bool graph_launch = false;    // the step is one captured graph (CUDA graphs): no per-kernel

@@ -90,6 +90,13 @@ HOSTILE("files outside the kind folders are not read",
         {{"accelerators/gpu.json", kAccelerator},
          {"scenario.json", "{\"not\": \"a profile\"}"},
          {"notes/readme.json", "not even JSON"}})
+HOSTILE("profile saved at the top of the folder (was read as nothing)",
+        {"profiles", "list", "--profile-dir", "@/"}, 2,
+        {"@/gpu.json: is not read: --profile-dir @/ has none of the kind folders (accelerators/,",
+         "a profile goes in DIR/<kind folder>/<name>.json"},
+        {{"gpu.json", kAccelerator}, {"zz.json", kHost}})
+HOSTILE("profile folder without any kind folder", {"profiles", "list", "--profile-dir", "@/"}, 2,
+        {"--profile-dir @/: has none of the kind folders"}, {{"notes/readme.txt", "x"}})
 HOSTILE("host with 1e9 cores", {"profiles", "list", "--profile-dir", "@/"}, 2,
         {"@/hosts/box.json: cpu_cores: value 1000000000 is above the limit of 65536"},
         {{"hosts/box.json", with(kHost, "\"cpu_cores\": 8", "\"cpu_cores\": 1e9")}})
@@ -151,6 +158,15 @@ HOSTILE("framework profile with an unknown mixed-precision fp32 policy",
            "optimizer_per_kernel": "5 us", "per_step": "1 ms", "syncs_per_step": 1},
   "graph_launch": false, "fusion": "none", "mixed_precision": "autocast",
   "amp_fp32_ops": "downstream", "rnn": "cudnn", "optimizer": {"kernels": "per_tensor"}})"}})
+HOSTILE("framework profile with a negative mixed-precision host cost",
+        {"profiles", "list", "--profile-dir", "@/"}, 2,
+        {"@/frameworks/f.json", "host.amp_cast_per_kernel", "-3 us"},
+        {{"frameworks/f.json", R"({"kind": "framework", "name": "f",
+  "host": {"forward_per_kernel": "5 us", "backward_per_kernel": "5 us",
+           "optimizer_per_kernel": "5 us", "per_step": "1 ms", "syncs_per_step": 1,
+           "amp_cast_per_kernel": "-3 us"},
+  "graph_launch": false, "fusion": "none", "mixed_precision": "autocast",
+  "rnn": "cudnn", "optimizer": {"kernels": "per_tensor"}})"}})
 HOSTILE("cluster of 1e9 nodes", {"profiles", "list", "--profile-dir", "@/"}, 2,
         {"@/clusters/c.json: nodes: value 1000000000 is above the limit of 262144"},
         {{"clusters/c.json", with(cluster(""), "\"nodes\": 2", "\"nodes\": 1000000000")}})
