@@ -651,6 +651,22 @@ std::optional<double> dle_batch(const TableRow& r, const std::string& precision)
   return r.number("batch_per_gpu");
 }
 
+// The framework profile a row's recipe trained under.
+// - TensorFlow scripts: BERT and ResNet-50 train with XLA (--use_xla / --xla in their launch
+//   scripts); GNMT (examples/DGXA100_*.sh: nmt.py) and Transformer-XL (tf/run_wt103_base.sh:
+//   main.py) pass no XLA flag and run TF1's graph executor.
+// - PyTorch's Tacotron 2 / WaveGlow recipe trained its AMP rows under NVIDIA Apex at O1
+//   (PyTorch/SpeechSynthesis/Tacotron2/train.py at f0c8bc5, the commit that wrote these tables:
+//   amp.initialize(model, optimizer, opt_level="O1")), which wraps every patched torch function
+//   in Python; the other PyTorch recipes of these tables ran torch.amp or Apex O2
+//   (Transformer-XL --amp_mode O2, GNMT, NCF and BERT SQuAD opt_level="O2"), which patch none.
+std::string dle_framework(const TableRow& r, bool amp) {
+  const std::string model = r.at("model");
+  if (r.at("framework") == "PyTorch")
+    return model == "Tacotron2/WaveGlow" && amp ? "pytorch_apex_amp" : "pytorch_eager";
+  return model == "GNMT v2" || model == "Transformer-XL" ? "tensorflow_graph" : "tensorflow_xla";
+}
+
 std::vector<ValidationPoint> dle_throughput(const sim::ProfileLibrary& lib) {
   std::vector<ValidationPoint> out;
   for_each_row(embedded_table("dle_training_throughput_calibration.csv"), [&](const TableRow& r) {
@@ -682,20 +698,7 @@ std::vector<ValidationPoint> dle_throughput(const sim::ProfileLibrary& lib) {
     int accumulation = dle_accumulation(r, amp);
     if (*batch >= 1024 && accumulation > 1) *batch /= accumulation;
     if (*batch > 1024) return;
-    // TensorFlow scripts: BERT and ResNet-50 train with XLA (--use_xla / --xla in their
-    // launch scripts); GNMT (examples/DGXA100_*.sh: nmt.py) and Transformer-XL (tf/
-    // run_wt103_base.sh: main.py) pass no XLA flag and run TF1's graph executor.
-    // PyTorch's Tacotron 2 / WaveGlow recipe trained its AMP rows under NVIDIA Apex at O1
-    // (PyTorch/SpeechSynthesis/Tacotron2/train.py at f0c8bc5, the commit that wrote these
-    // tables: amp.initialize(model, optimizer, opt_level="O1")), which wraps every patched torch
-    // function in Python; the other PyTorch recipes of these tables ran torch.amp or Apex O2
-    // (Transformer-XL --amp_mode O2, GNMT, NCF and BERT SQuAD opt_level="O2"), which patch none.
-    const std::string model_name = r.at("model");
-    const std::string framework =
-        r.at("framework") == "PyTorch"
-            ? (model_name == "Tacotron2/WaveGlow" && amp ? "pytorch_apex_amp" : "pytorch_eager")
-        : model_name == "GNMT v2" || model_name == "Transformer-XL" ? "tensorflow_graph"
-                                                                    : "tensorflow_xla";
+    const std::string framework = dle_framework(r, amp);
     nlohmann::json cluster =
         single_node(accelerator, std::min(gpus, dgx.gpus_per_node), dgx.intra_link, dgx.host,
                     dgx.gpus_per_node == 16 ? "pcie3-x16" : "pcie4-x16", true);

@@ -190,10 +190,8 @@ double host_launch_s(const Scenario& s, Pass pass) {
   if (pass != Pass::forward) return s.framework.host_backward_per_kernel_s;
   // The mixed-precision layer decides each forward op's casts on the host; backward runs in the
   // autograd engine, past it.
-  const bool amp = low_precision(s) && !s.inference &&
-                   s.framework.mixed_precision == sim::MixedPrecision::autocast;
   return s.framework.host_forward_per_kernel_s +
-         (amp ? s.framework.host_amp_cast_per_kernel_s : 0.0);
+         (autocast_16bit(s) && !s.inference ? s.framework.host_amp_cast_per_kernel_s : 0.0);
 }
 
 double gradient_bytes_per_param(const Scenario& s) {

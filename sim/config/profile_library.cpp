@@ -1,6 +1,7 @@
 #include "sim/config/profile_library.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <sstream>
 #include <utility>
 
@@ -408,18 +409,15 @@ ProfileLibrary::ProfileLibrary(std::span<const EmbeddedFile> embedded,
       std::string folders;
       for (const char* kind : kKinds)
         folders += (folders.empty() ? "" : ", ") + kind_folder(kind) + "/";
-      std::vector<std::filesystem::path> stray;
+      const std::string layout = "has none of the kind folders (" + folders +
+                                 "); a profile goes in DIR/<kind folder>/<name>.json";
+      std::optional<std::filesystem::path> stray;  // the first by name: the same on every run
       for (const auto& e : std::filesystem::directory_iterator(dir, ec))
-        if (e.path().extension() == ".json") stray.push_back(e.path());
-      if (!stray.empty()) {
-        const auto first = *std::min_element(stray.begin(), stray.end());
-        throw InputError(first.string(), "is not read: --profile-dir " + dir.string() +
-                                             " has none of the kind folders (" + folders +
-                                             "); a profile goes in DIR/<kind folder>/<name>.json");
-      }
-      throw InputError("--profile-dir " + dir.string(),
-                       "has none of the kind folders (" + folders +
-                           "); a profile goes in DIR/<kind folder>/<name>.json");
+        if (e.path().extension() == ".json" && (!stray || e.path() < *stray)) stray = e.path();
+      if (stray)
+        throw InputError(stray->string(),
+                         "is not read: --profile-dir " + dir.string() + " " + layout);
+      throw InputError("--profile-dir " + dir.string(), layout);
     }
     std::sort(files.begin(), files.end());
     for (const auto& p : files) {
