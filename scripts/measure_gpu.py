@@ -43,6 +43,8 @@ ap = argparse.ArgumentParser()
 ap.add_argument("--out", default=os.environ.get("OUT", "/tmp/gpu_out"))
 ap.add_argument("--budget-s", type=float, default=420)
 ap.add_argument("--quick", action="store_true")
+ap.add_argument("--points", default="",
+                help="train section: only these model:precision:batch points (comma-separated)")
 ap.add_argument("--sections", default="env,train,profile,gemm,memory,conv,lstm")
 args = ap.parse_args()
 os.makedirs(args.out, exist_ok=True)
@@ -350,6 +352,8 @@ def section_train():
     ]
     if args.quick:
         plan = [(m, p[:2], b[:2]) for m, p, b in plan]
+    if args.points:
+        plan = [(m, [p], [int(b)]) for m, p, b in (x.split(":") for x in args.points.split(","))]
     rows = []
     for name, precs, batches in plan:
         for prec in precs:
@@ -531,6 +535,7 @@ def section_lstm():
                 # CUDNN_SKIP_INPUT, which PyTorch's cuDNN LSTM does not expose, so here the
                 # input GEMM runs: its own column says so).
                 lstm = torch.nn.LSTM(h, h, 1).to(DEV, dt)
+                lstm.flatten_parameters()  # one weight buffer, as cuDNN wants (no copy per call)
                 x = torch.randn(t, n, h, device=DEV, dtype=dt, requires_grad=True)
                 gy = torch.randn(t, n, h, device=DEV, dtype=dt)
                 params = list(lstm.parameters())
@@ -557,7 +562,37 @@ def section_lstm():
                "bwd_inputs_ms", "bwd_weights_ms", "total_ms"], rows)
 
 
-SECTIONS = {"env": section_env, "train": section_train, "profile": section_profile,
+def section_gap():
+    """GPU time per kernel with the host out of the way: tiny kernels captured in a CUDA graph
+    and replayed, so what is left is the device's own launch-to-launch gap."""
+    if not CUDA:
+        return
+    rows = []
+    x = torch.randn(256, device=DEV)
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for _ in range(3):
+            x.add_(1e-3)
+    torch.cuda.current_stream().wait_stream(s)
+    for n in (100, 1000):
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            for _ in range(n):
+                x.add_(1e-3)
+        ms = time_ms(lambda: g.replay(), min_total_ms=20)
+        rows.append(["graph_replay_tiny_add", n, f"{1e3 * ms / n:.4f}"])
+    # The same tiny kernels launched one by one from Python: host-bound.
+    ms = time_ms(lambda: x.add_(1e-3), min_total_ms=20)
+    rows.append(["eager_tiny_add", 1, f"{1e3 * ms:.4f}"])
+    for r in rows:
+        log("gap", *r)
+    MACHINE["kernel_gap_us"] = {f"{r[0]}_{r[1]}": float(r[2]) for r in rows}
+    with open(os.path.join(args.out, "gpu_env.json"), "w") as f:
+        json.dump(MACHINE, f, indent=1)
+
+
+SECTIONS = {"gap": section_gap, "env": section_env, "train": section_train, "profile": section_profile,
             "gemm": section_gemm, "memory": section_memory, "conv": section_conv,
             "lstm": section_lstm}
 log(f"measure_gpu: {GPU_NAME}, torch {torch.__version__}, budget {args.budget_s} s")
