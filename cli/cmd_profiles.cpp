@@ -96,6 +96,8 @@ void show_kernels(std::ostream& os, const sim::KernelEfficiency& k) {
             k.conv_weight_gradient);
   per_dtype("data gradients of strided convolutions at this fraction of conv's efficiency:",
             k.conv_strided_data_gradient);
+  per_dtype("GEMMs on matrix units with a dimension not a whole 16-byte vector at this fraction:",
+            k.unaligned_gemm);
   if (k.sustained_clock_hz > 0) {
     os << "  sustained clock under dense math: "
        << sim::format_significant(k.sustained_clock_hz / 1e6, 5) << " MHz at "

@@ -6,6 +6,7 @@
 #include "cli/validate_tables.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 #include <optional>
@@ -78,23 +79,30 @@ std::string fmt(double v) {
 
 // ---- kernel tables (DeepBench) ----
 
-// Which DeepBench GPUs (those with accelerator profiles) a table takes: those the kernel profiles
-// are fitted on (V100, P100, GTX 1080 Ti, T4: scripts/calibrate_profiles.sh names their rows), or
-// the ones nothing is fitted on, which check that the fitted values carry over to other boards of
-// those architectures.
-enum class DeepBenchGpus { fitted, held_out };
+// Which kernel rows a table takes. DeepBench's GPUs with accelerator profiles: those the kernel
+// profiles are fitted on (V100, P100, GTX 1080 Ti, T4: scripts/calibrate_profiles.sh names their
+// rows), or the ones nothing is fitted on, which check that the fitted values carry over to other
+// boards of those architectures. Or the H200 this project measured itself (scripts/
+// measure_gpu.py; tests/reference_data/h200_kernels_*.csv), DeepBench's shapes in PyTorch.
+enum class KernelRows { deepbench_fitted, deepbench_held_out, h200 };
+
+// The embedded table of `op` ("gemm", "conv", "lstm") for `rows`.
+std::string kernel_file(KernelRows rows, const std::string& op) {
+  if (rows == KernelRows::h200) return "h200_kernels_" + op + ".csv";
+  return "deepbench_train_" + std::string(op == "lstm" ? "rnn" : op) + ".csv";
+}
 
 // The accelerator profile of a DeepBench GPU in `group`; nullopt for the other group's GPUs.
-std::optional<std::string> deepbench_accelerator(const std::string& gpu, DeepBenchGpus group) {
-  static const std::map<std::string, std::pair<std::string, DeepBenchGpus>> map{
-      {"NVIDIA V100", {"v100-sxm2-16gb", DeepBenchGpus::fitted}},
-      {"NVIDIA Tesla P100", {"p100-sxm2-16gb", DeepBenchGpus::fitted}},
-      {"NVIDIA GTX 1080 Ti", {"gtx-1080-ti", DeepBenchGpus::fitted}},
-      {"NVIDIA T4", {"t4", DeepBenchGpus::fitted}},
-      {"NVIDIA GTX TitanXp", {"titan-xp", DeepBenchGpus::held_out}},
-      {"Nvidia TitanX Pascal", {"titan-x-pascal", DeepBenchGpus::held_out}},
-      {"Nvidia Tesla M40", {"m40", DeepBenchGpus::held_out}},
-      {"Nvidia TitanX", {"titan-x-maxwell", DeepBenchGpus::held_out}}};
+std::optional<std::string> deepbench_accelerator(const std::string& gpu, KernelRows group) {
+  static const std::map<std::string, std::pair<std::string, KernelRows>> map{
+      {"NVIDIA V100", {"v100-sxm2-16gb", KernelRows::deepbench_fitted}},
+      {"NVIDIA Tesla P100", {"p100-sxm2-16gb", KernelRows::deepbench_fitted}},
+      {"NVIDIA GTX 1080 Ti", {"gtx-1080-ti", KernelRows::deepbench_fitted}},
+      {"NVIDIA T4", {"t4", KernelRows::deepbench_fitted}},
+      {"NVIDIA GTX TitanXp", {"titan-xp", KernelRows::deepbench_held_out}},
+      {"Nvidia TitanX Pascal", {"titan-x-pascal", KernelRows::deepbench_held_out}},
+      {"Nvidia Tesla M40", {"m40", KernelRows::deepbench_held_out}},
+      {"Nvidia TitanX", {"titan-x-maxwell", KernelRows::deepbench_held_out}}};
   const auto it = map.find(gpu);
   if (it == map.end() || it->second.second != group) return std::nullopt;
   return it->second.first;
@@ -108,6 +116,14 @@ std::optional<sim::Dtype> deepbench_dtype(const std::string& precision) {
   return std::nullopt;
 }
 
+// The H200 tables' precision column: fp32 (TF32 off: torch.backends.cuda.matmul.allow_tf32 and
+// cudnn.allow_tf32 False), tf32 (both True) or bf16 tensors.
+std::optional<sim::Dtype> measured_dtype(const std::string& precision) {
+  for (const auto& [name, d] : sim::kStepPrecisionNames)
+    if (precision == name) return d;
+  return std::nullopt;
+}
+
 struct KernelRow {
   sim::AcceleratorSpec accelerator;
   sim::Dtype dtype;
@@ -115,9 +131,16 @@ struct KernelRow {
 };
 
 std::optional<KernelRow> kernel_row(const TableRow& r, const sim::ProfileLibrary& lib,
-                                    DeepBenchGpus group) {
-  const auto acc = deepbench_accelerator(r.at("gpu"), group);
-  const auto dtype = deepbench_dtype(r.at("precision_sheet"));
+                                    KernelRows group) {
+  std::optional<std::string> acc;
+  std::optional<sim::Dtype> dtype;
+  if (group == KernelRows::h200) {
+    if (r.at("gpu") == "NVIDIA H200") acc = "h200";
+    dtype = measured_dtype(r.at("precision"));
+  } else {
+    acc = deepbench_accelerator(r.at("gpu"), group);
+    dtype = deepbench_dtype(r.at("precision_sheet"));
+  }
   if (!acc || !dtype) return std::nullopt;
   const sim::AcceleratorSpec a = lib.accelerator(*acc, "reference table");
   if (!a.peak(*dtype)) return std::nullopt;
@@ -133,9 +156,9 @@ double kernels_ms(const sim::AcceleratorSpec& a, const std::vector<models::Kerne
   return 1e3 * s;
 }
 
-std::vector<ValidationPoint> deepbench_gemm(const sim::ProfileLibrary& lib, DeepBenchGpus group) {
+std::vector<ValidationPoint> deepbench_gemm(const sim::ProfileLibrary& lib, KernelRows group) {
   std::vector<ValidationPoint> out;
-  for_each_row(embedded_table("deepbench_train_gemm.csv"), [&](const TableRow& r) {
+  for_each_row(embedded_table(kernel_file(group, "gemm")), [&](const TableRow& r) {
     const auto k = kernel_row(r, lib, group);
     const auto m = r.number("M"), n = r.number("N"), kk = r.number("K"), t = r.number("time_ms");
     if (!k || !m || !n || !kk || !t || *t <= 0) return;
@@ -153,16 +176,28 @@ std::vector<ValidationPoint> deepbench_gemm(const sim::ProfileLibrary& lib, Deep
     p.label = k->gpu_label + " gemm M" + fmt(*m) + " N" + fmt(*n) + " K" + fmt(*kk) + " " +
               r.at("A_transpose") + r.at("B_transpose");
     p.measured = *t;
-    p.predicted = kernels_ms(k->accelerator, layers[0].fwd_kernels, 1, k->dtype);
+    // The operands' strides as the row's library call passes them: DeepBench calls cuBLAS with
+    // column-major operands (lda = M, or K transposed; ldb = K, or N transposed; ldc = M); the
+    // H200 rows call torch.mm on row-major ones (a transposed operand is the view of a tensor
+    // stored the other way round), whose strides are K or M, N or K, and N.
+    const bool ta = r.at("A_transpose") == "T", tb = r.at("B_transpose") == "T";
+    const std::array<double, 3> strides = group == KernelRows::h200
+                                              ? std::array{ta ? *m : *kk, tb ? *kk : *n, *n}
+                                              : std::array{ta ? *kk : *m, tb ? *n : *kk, *m};
+    const double per_vector = 16.0 / sim::dtype_bytes(k->dtype);
+    sim::Kernel g = models::instantiate(layers[0].fwd_kernels.at(0), 1, k->dtype);
+    g.unaligned = std::any_of(strides.begin(), strides.end(),
+                              [&](double d) { return std::fmod(d, per_vector) != 0; });
+    p.predicted = 1e3 * sim::kernel_time_s(k->accelerator, g);
     out.push_back(p);
   });
   fit::split_halves(out);
   return out;
 }
 
-std::vector<ValidationPoint> deepbench_conv(const sim::ProfileLibrary& lib, DeepBenchGpus group) {
+std::vector<ValidationPoint> deepbench_conv(const sim::ProfileLibrary& lib, KernelRows group) {
   std::vector<ValidationPoint> out;
-  for_each_row(embedded_table("deepbench_train_conv.csv"), [&](const TableRow& r) {
+  for_each_row(embedded_table(kernel_file(group, "conv")), [&](const TableRow& r) {
     const auto k = kernel_row(r, lib, group);
     if (!k) return;
     const auto get = [&](const char* c) { return static_cast<std::int64_t>(*r.number(c)); };
@@ -200,7 +235,7 @@ std::vector<ValidationPoint> deepbench_conv(const sim::ProfileLibrary& lib, Deep
     // this algorithm": code/nvidia/conv_bench.cu, USE_TENSOR_CORES), which runs one thread block
     // per filter-gradient tile over the whole N x P x Q reduction, never splitting it. Its
     // fp32 sheets come from the autotuned build (cudnnFind*), whose algorithms split.
-    if (k->dtype == sim::Dtype::fp16) weight_grad.whole_k = true;
+    if (group != KernelRows::h200 && k->dtype == sim::Dtype::fp16) weight_grad.whole_k = true;
     const std::vector<std::pair<const char*, std::vector<models::KernelSpec>>> parts{
         {"fwd_ms", layers[0].fwd_kernels},
         {"bwd_inputs_ms", {bwd.at(0)}},
@@ -222,22 +257,26 @@ std::vector<ValidationPoint> deepbench_conv(const sim::ProfileLibrary& lib, Deep
   return out;
 }
 
-std::vector<ValidationPoint> deepbench_lstm(const sim::ProfileLibrary& lib, DeepBenchGpus group) {
+std::vector<ValidationPoint> deepbench_lstm(const sim::ProfileLibrary& lib, KernelRows group) {
   std::vector<ValidationPoint> out;
-  for_each_row(embedded_table("deepbench_train_rnn.csv"), [&](const TableRow& r) {
-    if (r.at("cell") != "lstm") return;
+  for_each_row(embedded_table(kernel_file(group, "lstm")), [&](const TableRow& r) {
+    if (group != KernelRows::h200 && r.at("cell") != "lstm") return;
     const auto k = kernel_row(r, lib, group);
     const auto hidden = r.number("hidden_units"), n = r.number("N"), steps = r.number("timesteps");
     if (!k || !hidden || !n || !steps) return;
     // DeepBench's rnn_bench builds its LSTM with CUDNN_SKIP_INPUT (inputs as wide as the hidden
     // state, added to the gates with no input GEMM) and times cudnnRNNForwardTraining,
     // cudnnRNNBackwardData and cudnnRNNBackwardWeights (baidu-research/DeepBench
-    // code/nvidia/rnn_bench.cu).
+    // code/nvidia/rnn_bench.cu). PyTorch's torch.nn.LSTM has no skip-input mode: the H200 rows
+    // run the input GEMM (their `input` column says "linear").
+    const models::LstmInput input = group == KernelRows::h200 && r.at("input") == "linear"
+                                        ? models::LstmInput::linear
+                                        : models::LstmInput::skip;
     models::NetBuilder nb;
     const auto h = static_cast<std::int64_t>(*hidden);
     const models::Tensor x = nb.input({static_cast<std::int64_t>(*steps), h}, true);
     nb.begin("lstm", models::OpClass::recurrent, x.elements());
-    nb.end(nb.lstm(x, h, models::LstmInput::skip));
+    nb.end(nb.lstm(x, h, input));
     const auto layers = nb.take_layers();
     std::vector<models::KernelSpec> data_grad, weight_grad;
     for (const models::KernelSpec& k : layers[0].bwd_kernels)
@@ -260,6 +299,47 @@ std::vector<ValidationPoint> deepbench_lstm(const sim::ProfileLibrary& lib, Deep
       p.predicted = kernels_ms(k->accelerator, kernels, *n, k->dtype);
       out.push_back(p);
     }
+  });
+  fit::split_halves(out);
+  return out;
+}
+
+// PyTorch's memory-bound kernels on the H200 (tests/reference_data/h200_kernels_memory.csv):
+// each op over one tensor of `elements`, its DRAM bytes as the table counts them (each input read
+// and each output written once). Only tensors of 2^24 elements and more: the table times
+// back-to-back eager launches, and below about 2^22 elements a kernel is shorter than the 7-10 us
+// the host takes to dispatch the next one (h200_machine.json, host_s_per_tiny_add_), so those
+// rows time the host, not the kernel.
+std::vector<ValidationPoint> h200_memory_kernels(const sim::ProfileLibrary& lib) {
+  std::vector<ValidationPoint> out;
+  const sim::AcceleratorSpec a = lib.accelerator("h200", "reference table");
+  for_each_row(embedded_table("h200_kernels_memory.csv"), [&](const TableRow& r) {
+    const auto dtype = measured_dtype(r.at("precision"));
+    const auto elements = r.number("elements"), bytes = r.number("bytes_moved"),
+               t = r.number("time_ms");
+    if (!dtype || !elements || !bytes || !t || *elements < 1) return;
+    const std::string& op = r.at("op");
+    sim::Kernel k;
+    k.dtype = *dtype;
+    k.bytes = *bytes;
+    if (op == "copy") {
+      k.cls = sim::KernelClass::copy;
+    } else if (op == "sum") {
+      k.cls = sim::KernelClass::reduction;
+    } else if (op.starts_with("layer_norm")) {
+      k.cls = sim::KernelClass::normalization;
+    } else if (op.starts_with("softmax")) {
+      k.cls = sim::KernelClass::softmax;
+    } else {
+      k.cls = sim::KernelClass::elementwise;  // add, relu, gelu, dropout
+    }
+    ValidationPoint p;
+    p.series = "h200 " + r.at("precision") + " " + op;
+    p.x = *elements;
+    p.label = p.series + " " + std::to_string(static_cast<std::int64_t>(*elements)) + " elements";
+    p.measured = *t;
+    p.predicted = 1e3 * sim::kernel_time_s(a, k);
+    out.push_back(p);
   });
   fit::split_halves(out);
   return out;
@@ -755,6 +835,42 @@ nlohmann::json torchgpipe_model(const std::string& name) {
   return nullptr;
 }
 
+// Training steps this project measured on one H200 (tests/reference_data/h200_training_steps.csv,
+// scripts/measure_gpu.py): torchvision's ResNet-50 and VGG-16, Hugging Face transformers' BERT
+// (sequence classification, 128 tokens) and GPT-2 (LM head, 1024 tokens) with PyTorch's SDPA
+// attention, and a 784-128-64-10 MLP; synthetic inputs already on the GPU, PyTorch 2.11 eager,
+// SGD with momentum (CNNs, MLP) or AdamW (transformers), fp32 with TF32 off, TF32, or bf16
+// autocast (channels_last for the CNNs), on a 16-vCPU KVM guest of an Emerald Rapids Xeon.
+std::vector<ValidationPoint> h200_training(const sim::ProfileLibrary& lib) {
+  std::vector<ValidationPoint> out;
+  for_each_row(embedded_table("h200_training_steps.csv"), [&](const TableRow& r) {
+    const auto batch = r.number("batch"), v = r.number("samples_per_s");
+    const std::string& model = r.at("model");
+    if (!batch || !v || r.at("gpu") != "NVIDIA H200") return;
+    const bool transformer = model.starts_with("bert") || model == "gpt2";
+    const nlohmann::json doc = {
+        {"name", "h200 " + model},
+        {"cluster", single_node("h200", 1, "nvlink4", "kvm-xeon-emr-16vcpu", "pcie5-x16", true)},
+        {"model", model},
+        {"framework", "pytorch_eager"},
+        {"batch_per_replica", static_cast<int>(*batch)},
+        {"precision", r.at("precision")},
+        {"optimizer", transformer ? "adam" : "momentum"},
+        {"fused_attention", transformer},
+        {"steps", 4},
+        {"warmup_steps", 1}};
+    ValidationPoint p;
+    p.series = "h200 " + model + " " + r.at("precision");
+    p.x = *batch;
+    p.label = p.series + " batch " + fmt(*batch);
+    p.measured = *v;
+    simulate_row(p, doc, "h200 training table line " + std::to_string(r.line()), lib);
+    out.push_back(p);
+  });
+  fit::split_halves(out);
+  return out;
+}
+
 std::vector<ValidationPoint> torchgpipe_speed(const sim::ProfileLibrary& lib) {
   std::vector<ValidationPoint> out;
   for_each_row(embedded_table("torchgpipe_speed_benchmarks.csv"), [&](const TableRow& r) {
@@ -802,25 +918,52 @@ std::vector<ReferenceTable> reference_tables() {
       "Ti, T4 rows; fp32 and fp16 tensor-core sheets)";
   std::vector<ReferenceTable> t{
       {"deepbench_gemm", deepbench, "kernel ms",
-       [](const sim::ProfileLibrary& lib) { return deepbench_gemm(lib, DeepBenchGpus::fitted); }},
+       [](const sim::ProfileLibrary& lib) {
+         return deepbench_gemm(lib, KernelRows::deepbench_fitted);
+       }},
       {"deepbench_conv", deepbench + ": forward, data-gradient and weight-gradient", "kernel ms",
-       [](const sim::ProfileLibrary& lib) { return deepbench_conv(lib, DeepBenchGpus::fitted); }},
+       [](const sim::ProfileLibrary& lib) {
+         return deepbench_conv(lib, KernelRows::deepbench_fitted);
+       }},
       {"deepbench_lstm", deepbench + ": cuDNN LSTM forward, backward-data, backward-weights",
        "kernel ms",
-       [](const sim::ProfileLibrary& lib) { return deepbench_lstm(lib, DeepBenchGpus::fitted); }},
+       [](const sim::ProfileLibrary& lib) {
+         return deepbench_lstm(lib, KernelRows::deepbench_fitted);
+       }},
       {"deepbench_held_out_gpus",
        "baidu-research/DeepBench @da81ba7 results/train/DeepBench_NV_*.xlsx: the GPUs no value is "
        "fitted on (TITAN Xp, TITAN X Pascal, Tesla M40, GTX TITAN X; fp32 GEMM, conv and LSTM "
        "rows, run on CUDA 7.5-8.0 and cuDNN 5-6)",
        "kernel ms",
        [](const sim::ProfileLibrary& lib) {
-         auto points = deepbench_gemm(lib, DeepBenchGpus::held_out);
+         auto points = deepbench_gemm(lib, KernelRows::deepbench_held_out);
          for (auto* part : {&deepbench_conv, &deepbench_lstm}) {
-           const auto more = (*part)(lib, DeepBenchGpus::held_out);
+           const auto more = (*part)(lib, KernelRows::deepbench_held_out);
            points.insert(points.end(), more.begin(), more.end());
          }
          return points;
        }},
+      {"h200_kernels",
+       "measured for this project on one NVIDIA H200 SXM (scripts/measure_gpu.py, PyTorch 2.11, "
+       "cuBLAS/cuDNN 9.19 of CUDA 13.0): DeepBench's GEMM, conv and LSTM training shapes in fp32, "
+       "TF32 and bf16, and memory-bound kernels of 2^10-2^28 elements; each time the smaller of "
+       "eager and CUDA-graph timings",
+       "kernel ms",
+       [](const sim::ProfileLibrary& lib) {
+         auto points = deepbench_gemm(lib, KernelRows::h200);
+         for (auto* part : {&deepbench_conv, &deepbench_lstm}) {
+           const auto more = (*part)(lib, KernelRows::h200);
+           points.insert(points.end(), more.begin(), more.end());
+         }
+         const auto memory = h200_memory_kernels(lib);
+         points.insert(points.end(), memory.begin(), memory.end());
+         return points;
+       }},
+      {"h200_training",
+       "measured for this project on one NVIDIA H200 SXM (scripts/measure_gpu.py, PyTorch 2.11 "
+       "eager): ResNet-50, VGG-16, BERT-base/large, GPT-2 and an MNIST MLP at 1-4096 samples per "
+       "step in fp32, TF32 and bf16 autocast",
+       "samples/s", h200_training},
       {"mxnet_k80_m60_batch",
        "apache/mxnet docs/faq/perf.md, 'Training results' (MXNet 1.2, K80 and M60)", "samples/s",
        mxnet_throughput},

@@ -1,6 +1,7 @@
 #include "models/zoo/zoo_model.hpp"
 
 #include <array>
+#include <cmath>
 #include <numeric>
 #include <utility>
 
@@ -83,6 +84,12 @@ sim::Kernel instantiate(const KernelSpec& k, double batch, sim::Dtype dtype) {
   out.dilated = k.dilated;
   out.strided_data_gradient = k.strided_data_gradient;
   out.whole_k = k.whole_k;
+  if (k.cls == sim::KernelClass::gemm) {
+    const double per_vector = 16.0 / width;
+    const auto misaligned = [&](double d) { return std::fmod(d, per_vector) != 0; };
+    out.unaligned = (k.batch_dim != BatchDim::m && misaligned(k.gemm.m)) || misaligned(k.gemm.n) ||
+                    (k.batch_dim != BatchDim::k && misaligned(k.gemm.k));
+  }
   switch (k.batch_dim) {
     case BatchDim::none:
       break;

@@ -101,7 +101,11 @@ struct KernelSpec {
 };
 
 // The kernel `k` for `batch` samples in `dtype` (activations and parameters `dtype` wide;
-// tf32 stores fp32).
+// tf32 stores fp32). A GEMM is `unaligned` where a dimension other than its batch dimension (the
+// rows of a linear layer's forward and data gradient, the reduction of its weight gradient: the
+// ones that grow with the samples) is not a whole number of 16-byte vectors: those dimensions are
+// the operands' strides in the row-major layouts PyTorch passes to cuBLAS (x @ W^T, dy @ W,
+// dy^T @ x), the rows never.
 sim::Kernel instantiate(const KernelSpec& k, double batch, sim::Dtype dtype);
 
 // The structure tensor parallelism needs to split a transformer entry as Megatron-LM does

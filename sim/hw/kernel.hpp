@@ -78,6 +78,9 @@ struct Kernel {
   // deterministic backward-filter ALGO_1 that DeepBench's tensor-core build forces:
   // cli/validate_tables.cpp, deepbench_conv).
   bool whole_k = false;
+  // A GEMM with an operand stride (a leading dimension) that is not a whole number of 16-byte
+  // vectors of its dtype: priced at the GEMM efficiency times KernelEfficiency::unaligned_gemm.
+  bool unaligned = false;
   // A dilated convolution (dilation > 1): libraries may lack tensor-core algorithms for it
   // (KernelEfficiency::dilated_conv_tensor_cores; kernel_model.cpp, math_dtype).
   bool dilated = false;

@@ -240,6 +240,9 @@ double kernel_body_s(const AcceleratorSpec& a, const Kernel& k) {
     if (k.weight_gradient && k.cls == KernelClass::conv && wgrad > 0) eff *= wgrad;
     const double strided = a.kernels.conv_strided_data_gradient[static_cast<std::size_t>(math)];
     if (k.strided_data_gradient && k.cls == KernelClass::conv && strided > 0) eff *= strided;
+    const double unaligned = a.kernels.unaligned_gemm[static_cast<std::size_t>(math)];
+    if (k.cls == KernelClass::gemm && k.unaligned && unaligned > 0 && matrix_unit_math(a, math))
+      eff *= unaligned;
     if (!peak || eff <= 0) {
       throw std::invalid_argument(a.name + " (kernels " + a.kernels.name + ") has no " +
                                   dtype_name(math) + " path for " + kernel_class_name(k.cls) +

@@ -70,6 +70,14 @@ struct KernelEfficiency {
   // kernels do part of that zero work. 0 where the profile gives none (priced as any
   // convolution).
   std::array<double, kDtypeCount> conv_strided_data_gradient{};
+  // Per dtype: the fraction of the GEMM efficiency that the library's GEMMs reach on matrix
+  // units when an operand's stride (Kernel::unaligned: for a linear layer its input or output
+  // features, never its rows) is not a whole number of 16-byte vectors. Hopper's cuBLAS kernels
+  // load their tiles with the Tensor Memory Accelerator, whose tensor maps need 16-byte aligned
+  // strides (CUDA Driver API, cuTensorMapEncodeTiled: 'globalStrides ... must be a multiple of
+  // 16'); a misaligned GEMM runs kernels without it. 0 where the profile gives none (aligned or
+  // not, one efficiency).
+  std::array<double, kDtypeCount> unaligned_gemm{};
   // The clock the architecture's SMs sustain under a power cap (sim/hw/kernel_model.hpp,
   // sustained_clock_fraction): a board that can give each compute unit unit_power_w sustains
   // sustained_clock_hz under dense math, and the clock it can sustain grows as the power per unit

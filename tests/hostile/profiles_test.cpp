@@ -119,6 +119,14 @@ HOSTILE("kernels profile whose strided data-gradient share is 0",
         {"profiles", "list", "--profile-dir", "@/"}, 2,
         {"@/kernels/arch.json: conv_strided_data_gradient.fp16: value 0 must be in (0, 1]"},
         {{"kernels/arch.json", kernels_profile("\"conv_strided_data_gradient\": {\"fp16\": 0}")}})
+HOSTILE("kernels profile whose unaligned-GEMM share is above 1",
+        {"profiles", "list", "--profile-dir", "@/"}, 2,
+        {"@/kernels/arch.json: unaligned_gemm.bf16: value 2 must be in (0, 1]"},
+        {{"kernels/arch.json", kernels_profile("\"unaligned_gemm\": {\"bf16\": 2}")}})
+HOSTILE("kernels profile whose unaligned-GEMM share names no dtype",
+        {"profiles", "list", "--profile-dir", "@/"}, 2,
+        {"@/kernels/arch.json", "unaligned_gemm", "fp64"},
+        {{"kernels/arch.json", kernels_profile("\"unaligned_gemm\": {\"fp64\": 0.5}")}})
 HOSTILE("kernels profile whose narrow-operand tile is not a halving of the main tile",
         {"profiles", "list", "--profile-dir", "@/"}, 2,
         {"@/kernels/arch.json", "gemm_tile.narrow_operand.tile",

@@ -1,0 +1,88 @@
+// GEMMs whose operand strides are not whole 16-byte vectors run Hopper's cuBLAS kernels without
+// the Tensor Memory Accelerator: the kernels profile's unaligned_gemm share of the GEMM
+// efficiency (sim/hw/specs.hpp). A linear layer's strides are its feature counts, never its rows.
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <vector>
+
+#include "cli/profiles_source.hpp"
+#include "models/zoo/net_builder.hpp"
+#include "models/zoo/zoo_model.hpp"
+#include "sim/hw/kernel_model.hpp"
+
+using trainsim::models::KernelSpec;
+using trainsim::sim::Dtype;
+
+namespace {
+
+// The forward, data-gradient and weight-gradient GEMMs of a linear layer over `rows` positions.
+std::vector<KernelSpec> linear_kernels(std::int64_t rows, std::int64_t in, std::int64_t out) {
+  trainsim::models::NetBuilder nb;
+  const auto x = nb.input({rows, in}, true);
+  nb.begin("fc", trainsim::models::OpClass::matmul, x.elements());
+  nb.end(nb.linear(x, out, false));
+  const auto layers = nb.take_layers();
+  std::vector<KernelSpec> ks = layers.at(0).fwd_kernels;
+  ks.insert(ks.end(), layers.at(0).bwd_kernels.begin(), layers.at(0).bwd_kernels.end());
+  return ks;
+}
+
+}  // namespace
+
+TEST_CASE("a linear layer's GEMMs are unaligned by their feature counts, not their rows") {
+  // BERT's 30,522-word output layer: not a multiple of 8 bf16 (or 4 fp32) elements.
+  for (const KernelSpec& k : linear_kernels(128, 1024, 30522)) {
+    CHECK(trainsim::models::instantiate(k, 4, Dtype::bf16).unaligned);
+    CHECK(trainsim::models::instantiate(k, 4, Dtype::tf32).unaligned);
+  }
+  // Padded to 30,528 (a multiple of 8), with 35 rows per sample and an odd batch: aligned, since
+  // the rows are no operand's stride.
+  for (const KernelSpec& k : linear_kernels(35, 1024, 30528))
+    CHECK_FALSE(trainsim::models::instantiate(k, 3, Dtype::bf16).unaligned);
+  // 1,028 features are whole 16-byte vectors of fp32 (4) but not of bf16 (8).
+  const KernelSpec fwd = linear_kernels(128, 1024, 1028).at(0);
+  CHECK(trainsim::models::instantiate(fwd, 1, Dtype::bf16).unaligned);
+  CHECK_FALSE(trainsim::models::instantiate(fwd, 1, Dtype::tf32).unaligned);
+}
+
+TEST_CASE("unaligned GEMMs run at the profile's share of the GEMM efficiency on Hopper") {
+  const auto lib = trainsim::cli::load_profile_library({});
+  const auto h200 = lib.accelerator("h200", "test");
+  const auto a100 = lib.accelerator("a100-sxm4-80gb", "test");
+  const double share = h200.kernels.unaligned_gemm[static_cast<std::size_t>(Dtype::bf16)];
+  REQUIRE(share > 0);
+  REQUIRE(share < 1);
+  // A large compute-bound GEMM (4096 rows, 4096 -> 4096 features), aligned or not.
+  const KernelSpec k = linear_kernels(4096, 4096, 4096).at(0);
+  trainsim::sim::Kernel aligned = trainsim::models::instantiate(k, 1, Dtype::bf16);
+  trainsim::sim::Kernel unaligned = aligned;
+  unaligned.unaligned = true;
+  CHECK(trainsim::sim::kernel_body_s(h200, unaligned) ==
+        Approx(trainsim::sim::kernel_body_s(h200, aligned) / share).epsilon(1e-9));
+  // fp32 runs on CUDA cores, where the profile gives no alignment penalty.
+  trainsim::sim::Kernel fp32 = trainsim::models::instantiate(k, 1, Dtype::fp32);
+  const double fp32_s = trainsim::sim::kernel_body_s(h200, fp32);
+  fp32.unaligned = true;
+  CHECK(trainsim::sim::kernel_body_s(h200, fp32) == fp32_s);
+  // Ampere's profile gives none: one efficiency, aligned or not.
+  CHECK(trainsim::sim::kernel_body_s(a100, unaligned) ==
+        trainsim::sim::kernel_body_s(a100, aligned));
+}
+
+TEST_CASE("the unaligned share reproduces the H200's measured slowdown of a misaligned GEMM") {
+  // tests/reference_data/h200_kernels_gemm.csv, bf16, M 1024 N 24000 K 1530: torch.mm with K as
+  // the row-major stride of A (NN) took 0.3262 ms, with K no operand's stride (TN, A a transposed
+  // view) 0.1076 ms: 3.03x. The model's ratio is 1 / unaligned_gemm.bf16 for this
+  // compute-bound GEMM; within 15% of the measured one.
+  const auto lib = trainsim::cli::load_profile_library({});
+  const auto h200 = lib.accelerator("h200", "test");
+  const KernelSpec k = linear_kernels(1024, 1530, 24000).at(0);
+  trainsim::sim::Kernel aligned = trainsim::models::instantiate(k, 1, Dtype::bf16);
+  aligned.unaligned = false;
+  trainsim::sim::Kernel unaligned = aligned;
+  unaligned.unaligned = true;
+  const double ratio =
+      trainsim::sim::kernel_time_s(h200, unaligned) / trainsim::sim::kernel_time_s(h200, aligned);
+  CHECK(ratio == Approx(0.3262 / 0.1076).epsilon(0.15));
+}
