@@ -31,6 +31,9 @@
 //   library has no tensor-core algorithm for them (math_dtype below); on matrix units their
 //   channel counts are padded to whole 16-byte vectors (8 fp16, 4 tf32 elements), which a
 //   1- or 3-channel first layer pays for in full.
+// - GEMMs on matrix units whose operand strides are not whole 16-byte vectors (Kernel::unaligned)
+//   run at the profile's unaligned_gemm share of eff: Hopper's TMA-based cuBLAS kernels need
+//   16-byte aligned strides, and the ones without it are slower.
 // - eff_mem[class]: achieved fraction of DRAM bandwidth per memory-bound class (streaming
 //   pointwise, two-pass normalisation, irregular gathers, ...).
 // - the device gap: the time between two back-to-back kernels on one stream (launch latency,
