@@ -301,6 +301,7 @@ TEST_CASE("every value of every built-in profile has a source") {
         static const std::set<std::string> tables = {
             "deepbench_gemm",         "deepbench_conv",
             "deepbench_lstm",         "dle_training_throughput",
+            "h200_kernels",           "h200_training",
             "lambda_dp_scaling_fp32", "megatron",
             "mxnet_k80_m60_batch",    "nccl_allreduce_16xH100_2node_a3mega",
             "rccl_allreduce_8xMI300X"};
@@ -363,7 +364,7 @@ TEST_CASE("simulate counts the parameters behind the result and names the estima
   CHECK_FALSE(contains(est, "kernels/nvidia-ampere-ga100:memory.scatter"));
   CHECK_FALSE(contains(est, "kernels/nvidia-ampere-ga100:memory.topk"));
   CHECK(contains(est, "accelerator/a100-sxm4-40gb:kernel_launch_overhead"));
-  CHECK(contains(est, "framework/pytorch_eager:host.per_step"));
+  CHECK(contains(est, "framework/pytorch_eager:host.backward_per_kernel"));
 
   // Top-k compression adds the selection and scatter kernels; a value set with --set is the
   // user's, not a parameter.
