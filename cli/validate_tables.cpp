@@ -13,6 +13,7 @@
 #include <regex>
 #include <span>
 #include <stdexcept>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -116,14 +117,6 @@ std::optional<sim::Dtype> deepbench_dtype(const std::string& precision) {
   return std::nullopt;
 }
 
-// The H200 tables' precision column: fp32 (TF32 off: torch.backends.cuda.matmul.allow_tf32 and
-// cudnn.allow_tf32 False), tf32 (both True) or bf16 tensors.
-std::optional<sim::Dtype> measured_dtype(const std::string& precision) {
-  for (const auto& [name, d] : sim::kStepPrecisionNames)
-    if (precision == name) return d;
-  return std::nullopt;
-}
-
 struct KernelRow {
   sim::AcceleratorSpec accelerator;
   sim::Dtype dtype;
@@ -136,7 +129,9 @@ std::optional<KernelRow> kernel_row(const TableRow& r, const sim::ProfileLibrary
   std::optional<sim::Dtype> dtype;
   if (group == KernelRows::h200) {
     if (r.at("gpu") == "NVIDIA H200") acc = "h200";
-    dtype = measured_dtype(r.at("precision"));
+    // fp32 (TF32 off: torch.backends.cuda.matmul.allow_tf32 and cudnn.allow_tf32 False), tf32
+    // (both True) or bf16 tensors.
+    dtype = sim::parse_step_precision(r.at("precision"));
   } else {
     acc = deepbench_accelerator(r.at("gpu"), group);
     dtype = deepbench_dtype(r.at("precision_sheet"));
@@ -184,10 +179,9 @@ std::vector<ValidationPoint> deepbench_gemm(const sim::ProfileLibrary& lib, Kern
     const std::array<double, 3> strides = group == KernelRows::h200
                                               ? std::array{ta ? *m : *kk, tb ? *kk : *n, *n}
                                               : std::array{ta ? *kk : *m, tb ? *n : *kk, *m};
-    const double per_vector = 16.0 / sim::dtype_bytes(k->dtype);
     sim::Kernel g = models::instantiate(layers[0].fwd_kernels.at(0), 1, k->dtype);
     g.unaligned = std::any_of(strides.begin(), strides.end(),
-                              [&](double d) { return std::fmod(d, per_vector) != 0; });
+                              [&](double d) { return !sim::whole_16_byte_vectors(d, k->dtype); });
     p.predicted = 1e3 * sim::kernel_time_s(k->accelerator, g);
     out.push_back(p);
   });
@@ -306,18 +300,17 @@ std::vector<ValidationPoint> deepbench_lstm(const sim::ProfileLibrary& lib, Kern
 
 // PyTorch's memory-bound kernels on the H200 (tests/reference_data/h200_kernels_memory.csv):
 // each op over one tensor of `elements`, its DRAM bytes as the table counts them (each input read
-// and each output written once). Only tensors of 2^24 elements and more: the table times
-// back-to-back eager launches, and below about 2^22 elements a kernel is shorter than the 7-10 us
-// the host takes to dispatch the next one (h200_machine.json, host_s_per_tiny_add_), so those
-// rows time the host, not the kernel.
+// and each output written once). Each time is the smaller of eager back-to-back launches and a
+// CUDA graph's replay: eagerly, a kernel shorter than the 7-10 us the host takes to dispatch the
+// next one (h200_machine.json, host_s_per_tiny_add_) times the host, not the kernel.
 std::vector<ValidationPoint> h200_memory_kernels(const sim::ProfileLibrary& lib) {
   std::vector<ValidationPoint> out;
   const sim::AcceleratorSpec a = lib.accelerator("h200", "reference table");
   for_each_row(embedded_table("h200_kernels_memory.csv"), [&](const TableRow& r) {
-    const auto dtype = measured_dtype(r.at("precision"));
+    const auto dtype = sim::parse_step_precision(r.at("precision"));
     const auto elements = r.number("elements"), bytes = r.number("bytes_moved"),
                t = r.number("time_ms");
-    if (!dtype || !elements || !bytes || !t || *elements < 1) return;
+    if (!dtype || !elements || !bytes || !t) return;
     const std::string& op = r.at("op");
     sim::Kernel k;
     k.dtype = *dtype;
@@ -379,6 +372,16 @@ void simulate_row(ValidationPoint& p, const nlohmann::json& doc, const std::stri
   if (p.predicted > 0 && !convolutions) p.measured_mfu = r.mfu * p.measured / p.predicted;
 }
 
+// A throughput row of `series` at `batch` samples per step, measured `measured`.
+ValidationPoint batch_point(std::string series, double batch, double measured) {
+  ValidationPoint p;
+  p.label = series + " batch " + fmt(batch);
+  p.series = std::move(series);
+  p.x = batch;
+  p.measured = measured;
+  return p;
+}
+
 std::vector<ValidationPoint> mxnet_throughput(const sim::ProfileLibrary& lib) {
   std::vector<ValidationPoint> out;
   for_each_row(embedded_table("throughput_vs_batch_mxnet_k80_m60.csv"), [&](const TableRow& r) {
@@ -402,11 +405,7 @@ std::vector<ValidationPoint> mxnet_throughput(const sim::ProfileLibrary& lib) {
         {"optimizer", "momentum"},
         {"steps", 4},
         {"warmup_steps", 1}};
-    ValidationPoint p;
-    p.series = gpu + " " + r.at("model");
-    p.x = *batch;
-    p.label = p.series + " batch " + fmt(*batch);
-    p.measured = *v;
+    ValidationPoint p = batch_point(gpu + " " + r.at("model"), *batch, *v);
     simulate_row(p, doc, "mxnet table line " + std::to_string(r.line()), lib);
     out.push_back(p);
   });
@@ -859,11 +858,7 @@ std::vector<ValidationPoint> h200_training(const sim::ProfileLibrary& lib) {
         {"fused_attention", transformer},
         {"steps", 4},
         {"warmup_steps", 1}};
-    ValidationPoint p;
-    p.series = "h200 " + model + " " + r.at("precision");
-    p.x = *batch;
-    p.label = p.series + " batch " + fmt(*batch);
-    p.measured = *v;
+    ValidationPoint p = batch_point("h200 " + model + " " + r.at("precision"), *batch, *v);
     simulate_row(p, doc, "h200 training table line " + std::to_string(r.line()), lib);
     out.push_back(p);
   });

@@ -1,7 +1,6 @@
 #include "models/zoo/zoo_model.hpp"
 
 #include <array>
-#include <cmath>
 #include <numeric>
 #include <utility>
 
@@ -85,8 +84,7 @@ sim::Kernel instantiate(const KernelSpec& k, double batch, sim::Dtype dtype) {
   out.strided_data_gradient = k.strided_data_gradient;
   out.whole_k = k.whole_k;
   if (k.cls == sim::KernelClass::gemm) {
-    const double per_vector = 16.0 / width;
-    const auto misaligned = [&](double d) { return std::fmod(d, per_vector) != 0; };
+    const auto misaligned = [&](double d) { return !sim::whole_16_byte_vectors(d, dtype); };
     out.unaligned = (k.batch_dim != BatchDim::m && misaligned(k.gemm.m)) || misaligned(k.gemm.n) ||
                     (k.batch_dim != BatchDim::k && misaligned(k.gemm.k));
   }

@@ -17,6 +17,9 @@ inline constexpr std::array<Dtype, kDtypeCount> kAllDtypes{Dtype::fp32, Dtype::t
 const char* dtype_name(Dtype d);
 // Bytes one element of this dtype occupies in memory (tf32 is stored as fp32).
 int dtype_bytes(Dtype d);
+// Whether `elements` of `d` make whole 16-byte vectors (the stride alignment of Hopper's Tensor
+// Memory Accelerator; KernelEfficiency::unaligned_gemm).
+bool whole_16_byte_vectors(double elements, Dtype d);
 
 // The precisions a training step computes in, by the names scenario files, workload files and
 // `trainsim import --precision` use (int8 is inference-only: no training step names it).

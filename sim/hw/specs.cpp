@@ -1,5 +1,7 @@
 #include "sim/hw/specs.hpp"
 
+#include <cmath>
+
 namespace trainsim::sim {
 
 const char* dtype_name(Dtype d) {
@@ -33,6 +35,10 @@ int dtype_bytes(Dtype d) {
       return 1;
   }
   return 4;
+}
+
+bool whole_16_byte_vectors(double elements, Dtype d) {
+  return std::fmod(elements * dtype_bytes(d), 16.0) == 0;
 }
 
 std::optional<Dtype> parse_step_precision(std::string_view name) {
