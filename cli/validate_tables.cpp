@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <regex>
@@ -273,11 +274,21 @@ std::vector<ValidationPoint> deepbench_lstm(const sim::ProfileLibrary& lib, Kern
     nb.end(nb.lstm(x, h, input));
     const auto layers = nb.take_layers();
     std::vector<models::KernelSpec> data_grad, weight_grad;
-    for (const models::KernelSpec& k : layers[0].bwd_kernels)
+    // Both DeepBench and PyTorch's torch.nn.LSTM call cuDNN: TensorFlow's BlockLSTM kernels,
+    // which the zoo's LSTM also lists for the frameworks that launch them, do not run here.
+    const auto cudnn_kernels = [](const std::vector<models::KernelSpec>& ks) {
+      std::vector<models::KernelSpec> out;
+      std::copy_if(ks.begin(), ks.end(), std::back_inserter(out), [](const models::KernelSpec& k) {
+        return k.rnn_form != models::RnnForm::tf_block_only;
+      });
+      return out;
+    };
+    std::vector<models::KernelSpec> forward = cudnn_kernels(layers[0].fwd_kernels);
+    for (const models::KernelSpec& k : cudnn_kernels(layers[0].bwd_kernels))
       (std::string_view(k.what).starts_with("lstm weight grad") ? weight_grad : data_grad)
           .push_back(k);
     const std::vector<std::pair<const char*, std::vector<models::KernelSpec>>> parts{
-        {"fwd_ms", layers[0].fwd_kernels},
+        {"fwd_ms", forward},
         {"bwd_inputs_ms", data_grad},
         {"bwd_weights_ms", weight_grad}};
     const std::string shape = " lstm h" + fmt(*hidden) + " N" + fmt(*n) + " T" + fmt(*steps);

@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "cli/profiles_source.hpp"
 #include "cli/validate_tables.hpp"
@@ -17,11 +18,12 @@ namespace {
 
 using trainsim::sim::Dtype;
 
-// The simulated ms of one deepbench_conv row (label) or nothing.
-std::optional<double> simulated_ms(const std::string& label) {
+// The simulated ms of one row (label) of a kernel table (deepbench_conv unless named) or nothing.
+std::optional<double> simulated_ms(const std::string& label,
+                                   const std::string& table_name = "deepbench_conv") {
   const auto lib = trainsim::cli::load_profile_library({});
   for (const auto& table : trainsim::cli::reference_tables()) {
-    if (table.name != "deepbench_conv") continue;
+    if (table.name != table_name) continue;
     for (const auto& p : table.evaluate(lib)) {
       if (p.label == label) return p.predicted;
     }
@@ -61,4 +63,32 @@ TEST_CASE("DeepBench's fp16 weight gradients run cuDNN's forced ALGO_1, whose re
   // 800 filter columns (1 channel padded to 8, x 100 taps) by 32 filters: a handful of tiles
   // over 862k positions; whole, it takes about twice as long as split across the SMs.
   CHECK(weight_gradient_ms(Dtype::fp16, true) > 1.5 * weight_gradient_ms(Dtype::fp16, false));
+}
+
+TEST_CASE("The H200's LSTM rows run cuDNN's kernels, not TensorFlow's BlockLSTM ones") {
+  // torch.nn.LSTM calls cuDNN (scripts/measure_gpu.py, section_lstm). The zoo's LSTM also lists
+  // TensorFlow's per-step BlockLSTM kernels (rnn_form tf_block_only) for the frameworks that run
+  // them; summed in as well, they priced the weight gradient 2.6x too slow at h 4096.
+  const auto lib = trainsim::cli::load_profile_library({});
+  const auto h200 = lib.accelerator("h200", "test");
+  trainsim::models::NetBuilder nb;
+  const auto x = nb.input({25, 4096}, true);
+  nb.begin("lstm", trainsim::models::OpClass::recurrent, x.elements());
+  nb.end(nb.lstm(x, 4096, trainsim::models::LstmInput::linear));
+  const auto layers = nb.take_layers();
+  double cudnn_ms = 0, block_ms = 0;
+  for (const auto& k : layers[0].bwd_kernels) {
+    if (!std::string_view(k.what).starts_with("lstm weight grad")) continue;
+    const double ms =
+        1e3 * k.repeat *
+        trainsim::sim::kernel_time_s(h200, trainsim::models::instantiate(k, 128, Dtype::fp32));
+    (k.rnn_form == trainsim::models::RnnForm::tf_block_only ? block_ms : cudnn_ms) += ms;
+  }
+  REQUIRE(block_ms > 0);  // the zoo lists both forms
+  const auto row = simulated_ms("h200 fp32 lstm h4096 N128 T25 bwd_weights", "h200_kernels");
+  REQUIRE(row);
+  CHECK(*row == Approx(cudnn_ms).epsilon(1e-9));
+  // Measured 16.5 ms (tests/reference_data/h200_kernels_lstm.csv): one GEMM of 0.86 TFLOP at
+  // about SGEMM's rate.
+  CHECK(*row == Approx(16.5).epsilon(0.15));
 }
