@@ -125,7 +125,8 @@ void show_framework(std::ostream& os, const sim::FrameworkSpec& f) {
   os << "  host time per kernel   forward " << format_seconds(f.host_forward_per_kernel_s)
      << ", backward " << format_seconds(f.host_backward_per_kernel_s) << ", optimizer "
      << format_seconds(f.host_optimizer_per_kernel_s) << "; mixed precision adds "
-     << format_seconds(f.host_amp_cast_per_kernel_s) << " per forward kernel\n"
+     << format_seconds(f.host_amp_cast_per_kernel_s) << " per forward kernel; "
+     << format_seconds(f.host_library_launch_s) << " per kernel a library launches\n"
      << "  host time per step     " << format_seconds(f.host_per_step_s) << "; "
      << f.host_syncs_per_step << " host-device syncs per step\n"
      << "  graph launch " << (f.graph_launch ? "yes" : "no") << ", fusion "

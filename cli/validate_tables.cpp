@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "fit/csv_table.hpp"
+#include "models/kernel_plan.hpp"
 #include "models/scenario.hpp"
 #include "models/training_step.hpp"
 #include "models/zoo/net_builder.hpp"
@@ -252,8 +253,29 @@ std::vector<ValidationPoint> deepbench_conv(const sim::ProfileLibrary& lib, Kern
   return out;
 }
 
+nlohmann::json single_node(const std::string& accelerator, int gpus, const std::string& intra_link,
+                           const std::string& host, const std::string& host_link, bool p2p);
+
 std::vector<ValidationPoint> deepbench_lstm(const sim::ProfileLibrary& lib, KernelRows group) {
   std::vector<ValidationPoint> out;
+  // The H200's rows are eager timings of back-to-back torch.nn.LSTM calls on a known host
+  // (scripts/measure_gpu.py, section_lstm: one call forward, autograd.grad for the gradients):
+  // the host dispatches each call's ops and cuDNN launches the per-step kernels from its C++, the
+  // device runs them as they come, and whichever is slower paces the calls, as the step
+  // simulator's host thread runs ahead of the stream (models/training_step.cpp). The host's time
+  // per launch is the step simulator's (models::kernel_host_s) on the machine's host profile
+  // under pytorch_eager. DeepBench's own host is not recorded, so its rows are device time.
+  std::optional<models::Scenario> eager;
+  if (group == KernelRows::h200) {
+    const nlohmann::json doc = {
+        {"name", "h200 lstm table"},
+        {"cluster", single_node("h200", 1, "nvlink4", "kvm-xeon-emr-16vcpu", "pcie5-x16", true)},
+        {"model", "mnist_mlp"},
+        {"framework", "pytorch_eager"},
+        {"batch_per_replica", 1},
+        {"precision", "fp32"}};
+    eager = models::load_scenario(doc, "h200 LSTM table", {}, lib);
+  }
   for_each_row(embedded_table(kernel_file(group, "lstm")), [&](const TableRow& r) {
     if (group != KernelRows::h200 && r.at("cell") != "lstm") return;
     const auto k = kernel_row(r, lib, group);
@@ -288,9 +310,7 @@ std::vector<ValidationPoint> deepbench_lstm(const sim::ProfileLibrary& lib, Kern
       (std::string_view(k.what).starts_with("lstm weight grad") ? weight_grad : data_grad)
           .push_back(k);
     const std::vector<std::pair<const char*, std::vector<models::KernelSpec>>> parts{
-        {"fwd_ms", forward},
-        {"bwd_inputs_ms", data_grad},
-        {"bwd_weights_ms", weight_grad}};
+        {"fwd_ms", forward}, {"bwd_inputs_ms", data_grad}, {"bwd_weights_ms", weight_grad}};
     const std::string shape = " lstm h" + fmt(*hidden) + " N" + fmt(*n) + " T" + fmt(*steps);
     for (const auto& [column, kernels] : parts) {
       const auto t = r.number(column);
@@ -302,6 +322,14 @@ std::vector<ValidationPoint> deepbench_lstm(const sim::ProfileLibrary& lib, Kern
       p.x = *hidden * *hidden * *n * *steps;
       p.measured = *t;
       p.predicted = kernels_ms(k->accelerator, kernels, *n, k->dtype);
+      if (eager) {
+        const models::Pass pass =
+            std::string_view(column) == "fwd_ms" ? models::Pass::forward : models::Pass::backward;
+        double host_s = 0;
+        for (const models::KernelSpec& spec : kernels)
+          host_s += spec.repeat * models::kernel_host_s(*eager, spec, pass);
+        p.predicted = std::max(p.predicted, 1e3 * host_s);
+      }
       out.push_back(p);
     }
   });

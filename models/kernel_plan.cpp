@@ -194,6 +194,11 @@ double host_launch_s(const Scenario& s, Pass pass) {
          (autocast_16bit(s) && !s.inference ? s.framework.host_amp_cast_per_kernel_s : 0.0);
 }
 
+double kernel_host_s(const Scenario& s, const KernelSpec& k, Pass pass) {
+  if (s.framework.graph_launch) return 0;
+  return k.library_launch ? s.framework.host_library_launch_s : host_launch_s(s, pass);
+}
+
 double gradient_bytes_per_param(const Scenario& s) {
   if (!low_precision(s)) return 4;
   return s.framework.mixed_precision == sim::MixedPrecision::autocast ? 4 : 2;
@@ -315,7 +320,8 @@ void layer_launches(const Scenario& s, const Layer& l, Pass pass, double batch,
       fold_into_producer(kernel, k.repeat);
       continue;
     }
-    out.push_back({k.what, k.cls, sim::kernel_time_s(acc, kernel), host, k.repeat});
+    out.push_back(
+        {k.what, k.cls, sim::kernel_time_s(acc, kernel), kernel_host_s(s, k, pass), k.repeat});
     if (!rewrite && in_fp32) autocast_cast(k, out_elements);
   }
   if (casts && pass == Pass::backward) {

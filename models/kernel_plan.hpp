@@ -89,6 +89,11 @@ bool low_precision(const Scenario& s);
 // (none for a captured graph), plus its mixed-precision layer's in a 16-bit forward.
 double host_launch_s(const Scenario& s, Pass pass);
 
+// The dispatching host's time for one launch of kernel `k` in `pass`: the framework's
+// library_launch for a kernel a library launches inside one op (KernelSpec::library_launch),
+// host_launch_s for any other; none for a captured graph.
+double kernel_host_s(const Scenario& s, const KernelSpec& k, Pass pass);
+
 // Whether TensorFlow's AMP graph rewrite (framework `amp_fp32_ops: graph_rewrite`) keeps layer
 // `l`'s memory-bound ops in fp32: a 16-bit step of a layer whose forward runs a deny-list op (a
 // softmax, a norm other than batch norm). The memory model keeps such layers' saved activations

@@ -769,8 +769,13 @@ Tensor NetBuilder::lstm(const Tensor& in, std::int64_t hidden, LstmInput input) 
     k.rnn_form = RnnForm::tf_block_only;
     return k;
   };
+  // The per-step kernels of a whole sequence are launched by the library inside one framework
+  // op (cudnnRNNForward*; BlockLSTMOp::Compute loops over the steps in C++). Inside a
+  // framework-level loop (begin_repeat: a Python loop of LSTMCell steps, Tacotron 2's decoder)
+  // each is an op of its own that the framework dispatches.
   const auto per_step = [&](KernelSpec k, int launches_per_step = 1) {
     k.repeat = n_steps * launches_per_step;
+    k.library_launch = repeat_ == 1;
     return k;
   };
   if (linear) {

@@ -83,6 +83,10 @@ struct KernelSpec {
                    // flops and bytes above are for one launch
   AttentionForm form = AttentionForm::any;
   RnnForm rnn_form = RnnForm::any;
+  // Launched from a library's C++ inside one framework op (cuDNN's or TensorFlow BlockLSTM's
+  // per-step RNN kernels), not dispatched by the framework op by op: its host time is the
+  // framework profile's library_launch (models/kernel_plan.cpp, kernel_host_s).
+  bool library_launch = false;
   // An imported workload's kernel (models/zoo/imported_workload.hpp): its duration as measured on
   // the model's measuring device for its measured batch, the device gap before it (the kernel
   // started after the previous one ended, or after its launch, by this much) and the host time

@@ -178,6 +178,9 @@ struct FrameworkSpec {
   double host_backward_per_kernel_s = 0;   // autograd engine + launch, backward
   double host_optimizer_per_kernel_s = 0;  // optimizer step, per kernel launched
   double host_per_step_s = 0;  // data-loader hand-off, zero_grad, loop and logging per step
+  // A kernel launched from a library's C++ inside one framework op (cuDNN's RNN steps): the
+  // launch and the library's own host work per kernel, with no framework dispatch.
+  double host_library_launch_s = 0;
   // What the mixed-precision layer adds per forward kernel in 16-bit training under
   // MixedPrecision::autocast: the host's cast decision per op (NVIDIA Apex's O1 runs it in
   // Python, as a wrapper around every patched torch function; torch.amp in the C++ dispatcher).

@@ -53,9 +53,11 @@ TEST_CASE("Apex O1 adds its cast wrapper's host time to each forward launch of a
     REQUIRE(a.size() == n.size());
     for (std::size_t i = 0; i < a.size(); ++i) {
       CHECK(a[i].device_s == n[i].device_s);
-      // Backward runs in the autograd engine, past the wrappers.
+      // Backward runs in the autograd engine, past the wrappers; so do the kernels cuDNN
+      // launches inside one op (the encoder LSTM's steps: KernelSpec::library_launch).
+      const bool library = n[i].host_s == native.framework.host_library_launch_s;
       CHECK(a[i].host_s - n[i].host_s ==
-            Approx(pass == Pass::forward ? extra_s : 0.0).margin(1e-12));
+            Approx(pass == Pass::forward && !library ? extra_s : 0.0).margin(1e-12));
     }
   }
 }
