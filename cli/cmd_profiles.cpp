@@ -117,7 +117,10 @@ void show_kernels(std::ostream& os, const sim::KernelEfficiency& k) {
     const auto cls = static_cast<sim::KernelClass>(c);
     if (sim::is_compute_class(cls)) continue;
     os << "    " << std::left << std::setw(16) << sim::kernel_class_name(cls) << std::right << " "
-       << k.memory[static_cast<std::size_t>(c)] << "\n";
+       << k.memory[static_cast<std::size_t>(c)];
+    const double floor_s = k.memory_floor_s[static_cast<std::size_t>(c)];
+    if (floor_s > 0) os << " (at least " << format_seconds(floor_s) << " per kernel)";
+    os << "\n";
   }
 }
 

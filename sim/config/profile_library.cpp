@@ -222,6 +222,15 @@ KernelEfficiency read_kernels(JsonReader& r) {
         memory.number(kernel_class_name(cls), Bound::unit_interval);
   }
   memory.done();
+  if (auto floor = r.optional_object("memory_floor")) {
+    for (int c = 0; c < kKernelClassCount; ++c) {
+      const auto cls = static_cast<KernelClass>(c);
+      if (is_compute_class(cls)) continue;
+      k.memory_floor_s[static_cast<std::size_t>(c)] =
+          floor->quantity_or(kernel_class_name(cls), Dimension::seconds, Bound::non_negative, 0);
+    }
+    floor->done();
+  }
   r.done();
   return k;
 }

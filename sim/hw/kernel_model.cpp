@@ -363,7 +363,12 @@ double kernel_body_s(const AcceleratorSpec& a, const Kernel& k) {
 }
 
 double kernel_time_s(const AcceleratorSpec& a, const Kernel& k) {
-  return a.kernel_launch_overhead_s + kernel_body_s(a, k);
+  // A launched memory-bound kernel runs at least its class's floor (KernelEfficiency::
+  // memory_floor_s); a pointwise op folded into its producer (models/kernel_plan.cpp) adds its
+  // body alone.
+  const double floor_s =
+      is_compute_class(k.cls) ? 0.0 : a.kernels.memory_floor_s[static_cast<std::size_t>(k.cls)];
+  return a.kernel_launch_overhead_s + std::max(kernel_body_s(a, k), floor_s);
 }
 
 }  // namespace trainsim::sim

@@ -24,6 +24,13 @@ struct KernelEfficiency {
   std::array<std::array<double, kDtypeCount>, kKernelClassCount> compute{};
   // Achieved fraction of DRAM bandwidth per memory-bound class (compute classes use copy's).
   std::array<double, kKernelClassCount> memory{};
+  // The shortest a launched kernel of a memory-bound class runs past the device gap, per class (0
+  // where the profile gives none): its dependent chain of DRAM reads, block-wide reductions and
+  // writes, which no amount of bandwidth shortens (a layer norm's two passes over a row, a
+  // softmax's max and sum, dropout's random-number setup). Measured on the H200 at 2^10-2^16
+  // elements: 0.3-0.4 us for a copy or an add, 2-5 us for a layer norm, a softmax or a sum
+  // (tests/reference_data/h200_kernels_memory.csv).
+  std::array<double, kKernelClassCount> memory_floor_s{};
   double tile_m = 128;  // output tile of the architecture's main GEMM kernels
   double tile_n = 128;
   double half_tile_throughput = 1;  // a tile of half the area runs at this fraction of the rate

@@ -176,6 +176,13 @@ HOSTILE("framework profile with a negative mixed-precision host cost",
            "syncs_per_step": 1, "amp_cast_per_kernel": "-3 us"},
   "graph_launch": false, "fusion": "none", "mixed_precision": "autocast",
   "rnn": "cudnn", "optimizer": {"kernels": "per_tensor"}})"}})
+HOSTILE("kernels profile with a negative memory floor", {"profiles", "list", "--profile-dir", "@/"},
+        2, {"@/kernels/arch.json", "memory_floor.softmax", "-1 us"},
+        {{"kernels/arch.json", kernels_profile("\"memory_floor\": {\"softmax\": \"-1 us\"}")}})
+HOSTILE("kernels profile with a memory floor for a compute class",
+        {"profiles", "list", "--profile-dir", "@/"}, 2,
+        {"@/kernels/arch.json", "memory_floor", "unknown key 'gemm'"},
+        {{"kernels/arch.json", kernels_profile("\"memory_floor\": {\"gemm\": \"1 us\"}")}})
 HOSTILE("framework profile with a negative library launch time",
         {"profiles", "list", "--profile-dir", "@/"}, 2,
         {"@/frameworks/f.json", "host.library_launch", "-7 us"},
