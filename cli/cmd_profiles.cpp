@@ -90,7 +90,8 @@ void show_kernels(std::ostream& os, const sim::KernelEfficiency& k) {
   if (k.winograd_nonfused_3x3 || k.winograd_nonfused_5x5) {
     os << "  nonfused Winograd (batched GEMMs between transform kernels) for stride-1 filters:"
        << (k.winograd_nonfused_3x3 ? " 3x3 (F(4x4,3x3))" : "")
-       << (k.winograd_nonfused_5x5 ? " 5x5 (F(5x5,5x5))" : "") << "\n";
+       << (k.winograd_nonfused_5x5 ? " 5x5 (F(5x5,5x5))" : "")
+       << (k.winograd_nonfused_weight_gradient_only ? ", weight gradients only" : "") << "\n";
   }
   per_dtype("weight-gradient convolutions at this fraction of conv's efficiency:",
             k.conv_weight_gradient);

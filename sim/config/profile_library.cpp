@@ -184,6 +184,8 @@ KernelEfficiency read_kernels(JsonReader& r) {
     k.conv_strided_data_gradient = read_per_dtype(*strided, Bound::unit_interval);
   if (auto unaligned = r.optional_object("unaligned_gemm"))
     k.unaligned_gemm = read_per_dtype(*unaligned, Bound::unit_interval);
+  k.winograd_nonfused_weight_gradient_only =
+      r.boolean_or("winograd_nonfused_weight_gradient_only", false);
   k.dilated_conv_tensor_cores = r.boolean_or("dilated_conv_tensor_cores", true);
   k.conv_few_channel_kernels = r.boolean_or("conv_few_channel_kernels", true);
   if (r.has("winograd_nonfused")) {

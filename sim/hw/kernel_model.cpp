@@ -336,8 +336,9 @@ double kernel_body_s(const AcceleratorSpec& a, const Kernel& k) {
     // algorithms: DeepBench's V100 fp16 rows of 256-512 channels run at 70-90 TFLOP/s, the
     // implicit GEMM's rate, where F(4x4)'s GEMMs at the tensor cores' rate would finish about
     // twice as soon.
-    const bool nonfused = (k.winograd_filter == 3 && a.kernels.winograd_nonfused_3x3) ||
-                          (k.winograd_filter == 5 && a.kernels.winograd_nonfused_5x5);
+    const bool nonfused = ((k.winograd_filter == 3 && a.kernels.winograd_nonfused_3x3) ||
+                           (k.winograd_filter == 5 && a.kernels.winograd_nonfused_5x5)) &&
+                          (k.weight_gradient || !a.kernels.winograd_nonfused_weight_gradient_only);
     const double gemm_eff = nonfused && named && !matrix_units
                                 ? a.kernels.effective_compute(KernelClass::gemm, math)
                                 : 0.0;

@@ -63,6 +63,13 @@ struct KernelEfficiency {
   // paid for in DRAM passes over 2.25x or 3.24x expanded tiles (sim/hw/kernel_model.cpp).
   bool winograd_nonfused_3x3 = false;
   bool winograd_nonfused_5x5 = false;
+  // Whether the library offers nonfused Winograd to weight gradients only. cuDNN 9.19 on the H200
+  // (tests/reference_data/h200_kernels_conv.csv, PyTorch's autotuner on): fp32 3x3 weight
+  // gradients run at up to twice the fp32 peak's rate (C256 28x28 K512 N16: 29.6 GFLOP in 0.226
+  // ms, 131 TFLOP/s against a 67 TFLOP/s peak), which only fewer multiplications explain, while
+  // the forward pass of the same layer takes 0.911 ms (32 TFLOP/s), where Winograd would have
+  // been the faster algorithm.
+  bool winograd_nonfused_weight_gradient_only = false;
   // Per dtype: the fraction of the forward convolutions' efficiency that the library's
   // weight-gradient (backward-filter) convolutions reach. Their reduction runs over every
   // sample and output position and their output is the small filter tensor, so they tile and

@@ -176,6 +176,11 @@ HOSTILE("framework profile with a negative mixed-precision host cost",
            "syncs_per_step": 1, "amp_cast_per_kernel": "-3 us"},
   "graph_launch": false, "fusion": "none", "mixed_precision": "autocast",
   "rnn": "cudnn", "optimizer": {"kernels": "per_tensor"}})"}})
+HOSTILE("kernels profile limiting nonfused Winograd with a string",
+        {"profiles", "list", "--profile-dir", "@/"}, 2,
+        {"@/kernels/arch.json", "winograd_nonfused_weight_gradient_only", "yes"},
+        {{"kernels/arch.json",
+          kernels_profile("\"winograd_nonfused_weight_gradient_only\": \"yes\"")}})
 HOSTILE("kernels profile with a negative memory floor", {"profiles", "list", "--profile-dir", "@/"},
         2, {"@/kernels/arch.json", "memory_floor.softmax", "-1 us"},
         {{"kernels/arch.json", kernels_profile("\"memory_floor\": {\"softmax\": \"-1 us\"}")}})

@@ -134,3 +134,27 @@ TEST_CASE("nonfused Winograd is not offered on matrix units or without the profi
       {256, 28, 28}, trainsim::models::conv_spec(256, 3, 2, 1), "conv fwd");
   CHECK(strided.winograd_filter == 0);
 }
+
+TEST_CASE("Hopper's cuDNN offers nonfused Winograd to weight gradients alone") {
+  // cuDNN 9.19 on the H200 (tests/reference_data/h200_kernels_conv.csv): the fp32 3x3 weight
+  // gradient of C256 28x28 K512 N16 takes 0.226 ms, 131 TFLOP/s of direct-convolution FLOPs
+  // against a 67 TFLOP/s peak; the forward pass of the same layer 0.911 ms.
+  const auto lib = trainsim::cli::load_profile_library({});
+  const AcceleratorSpec& h200 = lib.accelerator("h200", "test");
+  REQUIRE(h200.kernels.winograd_nonfused_3x3);
+  REQUIRE(h200.kernels.winograd_nonfused_weight_gradient_only);
+  const AcceleratorSpec direct = without_nonfused(h200);
+  const auto wgrad = conv3x3("conv wgrad", 256, 28, Dtype::fp32);
+  CHECK(trainsim::sim::kernel_time_s(h200, wgrad) <
+        0.8 * trainsim::sim::kernel_time_s(direct, wgrad));
+  for (const char* what : {"conv fwd", "conv dgrad"}) {
+    INFO(what);
+    const auto k = conv3x3(what, 256, 28, Dtype::fp32);
+    CHECK(trainsim::sim::kernel_time_s(h200, k) == trainsim::sim::kernel_time_s(direct, k));
+  }
+  // Offered to every pass, the forward pass would take Winograd too.
+  AcceleratorSpec every_pass = h200;
+  every_pass.kernels.winograd_nonfused_weight_gradient_only = false;
+  const auto fwd = conv3x3("conv fwd", 256, 28, Dtype::fp32);
+  CHECK(trainsim::sim::kernel_time_s(every_pass, fwd) < trainsim::sim::kernel_time_s(h200, fwd));
+}
