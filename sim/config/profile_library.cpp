@@ -184,6 +184,13 @@ KernelEfficiency read_kernels(JsonReader& r) {
     k.conv_strided_data_gradient = read_per_dtype(*strided, Bound::unit_interval);
   if (auto unaligned = r.optional_object("unaligned_gemm"))
     k.unaligned_gemm = read_per_dtype(*unaligned, Bound::unit_interval);
+  if (auto latency = r.optional_object("gemm_latency")) {
+    for (Dtype d : kAllDtypes) {
+      k.gemm_latency_s[static_cast<std::size_t>(d)] =
+          latency->quantity_or(dtype_name(d), Dimension::seconds, Bound::non_negative, 0);
+    }
+    latency->done();
+  }
   k.winograd_nonfused_weight_gradient_only =
       r.boolean_or("winograd_nonfused_weight_gradient_only", false);
   k.dilated_conv_tensor_cores = r.boolean_or("dilated_conv_tensor_cores", true);

@@ -358,7 +358,11 @@ double kernel_body_s(const AcceleratorSpec& a, const Kernel& k) {
           best_s, transforms_s + tiled_s(view, waste * flops / fewer / (flops_per_s * gemm_eff),
                                          expansion * memory_s, true));
     }
-    return best_s;
+    // The library GEMM's fill and drain on matrix units (KernelEfficiency::gemm_latency_s).
+    const double latency_s = k.cls == KernelClass::gemm && matrix_units
+                                 ? a.kernels.gemm_latency_s[static_cast<std::size_t>(math)]
+                                 : 0.0;
+    return best_s + latency_s;
   }
   return std::max(winograd_s > 0 ? winograd_s : compute_s, memory_s);
 }

@@ -92,6 +92,13 @@ struct KernelEfficiency {
   // 16'); a misaligned GEMM runs kernels without it. 0 where the profile gives none (aligned or
   // not, one efficiency).
   std::array<double, kDtypeCount> unaligned_gemm{};
+  // Per dtype: what each of the library's GEMMs on matrix units (KernelClass::gemm) takes on top
+  // of its tiles' work, whatever its size: the pipeline's fill and drain (Hopper's cuBLAS
+  // kernels set up TMA descriptors and barriers, then wait a DRAM round trip before the first
+  // wgmma). 0 where the profile gives none. The H200's bf16 and TF32 GEMMs under 20 us ran 2-4
+  // us longer than their tiles' work (tests/reference_data/h200_kernels_gemm.csv), its fp32
+  // (SIMT) ones did not.
+  std::array<double, kDtypeCount> gemm_latency_s{};
   // The clock the architecture's SMs sustain under a power cap (sim/hw/kernel_model.hpp,
   // sustained_clock_fraction): a board that can give each compute unit unit_power_w sustains
   // sustained_clock_hz under dense math, and the clock it can sustain grows as the power per unit

@@ -181,6 +181,9 @@ HOSTILE("kernels profile limiting nonfused Winograd with a string",
         {"@/kernels/arch.json", "winograd_nonfused_weight_gradient_only", "yes"},
         {{"kernels/arch.json",
           kernels_profile("\"winograd_nonfused_weight_gradient_only\": \"yes\"")}})
+HOSTILE("kernels profile with a GEMM latency in GB/s", {"profiles", "list", "--profile-dir", "@/"},
+        2, {"@/kernels/arch.json", "gemm_latency.bf16", "2 GB/s"},
+        {{"kernels/arch.json", kernels_profile("\"gemm_latency\": {\"bf16\": \"2 GB/s\"}")}})
 HOSTILE("kernels profile with a negative memory floor", {"profiles", "list", "--profile-dir", "@/"},
         2, {"@/kernels/arch.json", "memory_floor.softmax", "-1 us"},
         {{"kernels/arch.json", kernels_profile("\"memory_floor\": {\"softmax\": \"-1 us\"}")}})

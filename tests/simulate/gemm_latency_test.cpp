@@ -1,0 +1,55 @@
+// Each library GEMM on matrix units takes the kernels profile's gemm_latency on top of its tiles'
+// work (sim/hw/specs.hpp): Hopper's cuBLAS kernels fill and drain a TMA/wgmma pipeline whatever
+// their size. SIMT (fp32) GEMMs and other classes take none.
+#include <catch2/catch.hpp>
+
+#include "cli/profiles_source.hpp"
+#include "sim/hw/kernel_model.hpp"
+
+using trainsim::sim::Dtype;
+using trainsim::sim::KernelClass;
+
+namespace {
+
+// A single GEMM of m x n x k, as cuBLAS runs it.
+trainsim::sim::Kernel gemm_kernel(double m, double n, double k, Dtype dtype) {
+  trainsim::sim::Kernel g;
+  g.cls = KernelClass::gemm;
+  g.dtype = dtype;
+  g.flops = 2 * m * n * k;
+  g.bytes = (m * k + k * n + m * n) * (dtype == Dtype::bf16 ? 2 : 4);
+  g.gemm = {m, n, k, 1};
+  return g;
+}
+
+}  // namespace
+
+TEST_CASE("Hopper's tensor-core GEMMs take their fill and drain whatever their size") {
+  const auto lib = trainsim::cli::load_profile_library({});
+  const auto h200 = lib.accelerator("h200", "test");
+  auto none = h200;
+  none.kernels.gemm_latency_s = {};
+  for (const Dtype d : {Dtype::tf32, Dtype::bf16}) {
+    const double latency_s = h200.kernels.gemm_latency_s[static_cast<std::size_t>(d)];
+    REQUIRE(latency_s > 0);
+    for (const double size : {512.0, 8192.0}) {
+      const auto g = gemm_kernel(size, size, size, d);
+      CHECK(trainsim::sim::kernel_time_s(h200, g) ==
+            Approx(trainsim::sim::kernel_time_s(none, g) + latency_s).epsilon(1e-12));
+    }
+  }
+  // fp32 runs on the CUDA cores: no latency.
+  const auto fp32 = gemm_kernel(512, 16, 512, Dtype::fp32);
+  CHECK(trainsim::sim::kernel_time_s(h200, fp32) == trainsim::sim::kernel_time_s(none, fp32));
+  // bf16 M512 N16 K512 (h200_kernels_gemm.csv): 3.23 us measured as a CUDA-graph replay,
+  // 1.45 us without the latency.
+  CHECK(1e6 * trainsim::sim::kernel_time_s(h200, gemm_kernel(512, 16, 512, Dtype::bf16)) ==
+        Approx(3.23).epsilon(0.15));
+}
+
+TEST_CASE("architectures whose profile gives no GEMM latency price the tiles alone") {
+  const auto lib = trainsim::cli::load_profile_library({});
+  const auto v100 = lib.accelerator("v100-sxm2-16gb", "test");
+  for (const double v : v100.kernels.gemm_latency_s)
+    CHECK(v == 0);
+}
