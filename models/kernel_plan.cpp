@@ -44,6 +44,14 @@ bool graph_rewrite_16bit(const Scenario& s) {
 sim::Dtype compute_dtype(sim::Dtype precision, sim::KernelClass cls) {
   if (precision == sim::Dtype::fp8)
     return cls == sim::KernelClass::gemm ? sim::Dtype::fp8 : sim::Dtype::bf16;
+  // A fused attention kernel on fp32 data computes in fp32 whatever the TF32 switches say:
+  // FlashAttention and cuDNN's fused attention take only 16-bit (and fp8) inputs, so PyTorch's
+  // SDPA falls back to its memory-efficient CUTLASS kernels, whose fp32 build ignores allow_tf32.
+  // This project's H200 profile of a BERT-large TF32 step (tests/reference_data/
+  // h200_profile_kernels.csv) runs fmha_cutlassF_f32_aligned_64x64_rf_sm80 at 64 us and
+  // fmha_cutlassB_f32 at 105 us per layer (17 and 26 TFLOP/s, a quarter to a third of the fp32
+  // peak), where the bf16 step's cuDNN flash kernels take 14 and 19 us.
+  if (precision == sim::Dtype::tf32 && cls == sim::KernelClass::attention) return sim::Dtype::fp32;
   return precision;
 }
 
