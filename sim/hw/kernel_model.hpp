@@ -1,7 +1,8 @@
 #pragma once
 // The one kernel-time model: what a kernel (sim/hw/kernel.hpp) costs on an accelerator.
 //
-//   time = device gap + max(compute time, memory time)
+//   time = device gap + max(compute time (+ GEMM latency), memory time), memory-bound kernels
+//          at least their class's floor past the gap
 //   compute time = flops / (peak[dtype] x clock x eff[class][dtype] x quantisation(m, n, batch)
 //                  x k/(k + k_half))
 //   memory time  = bytes / (DRAM bandwidth x eff_mem[class])
@@ -24,7 +25,8 @@
 // - convolutions: Winograd-eligible ones need winograd_gain[dtype] times fewer multiplications,
 //   in batched GEMMs reducing over the channels alone (fused F(2x2,3x3)), or, where the profile
 //   offers nonfused F(4x4,3x3) (winograd_nonfused, CUDA-core math), a quarter of them in 36
-//   batched GEMMs at the GEMM efficiency after and before DRAM passes of the tile transforms;
+//   batched GEMMs at the GEMM efficiency after and before DRAM passes of the tile transforms
+//   (weight gradients alone where winograd_nonfused_weight_gradient_only: cuDNN 9 on Hopper);
 //   the algorithm that finishes first is taken;
 //   weight gradients and strided data gradients run at the profile's shares of eff (its
 //   conv_weight_gradient, conv_strided_data_gradient); dilated ones compute in fp32 where the
@@ -34,8 +36,12 @@
 // - GEMMs on matrix units whose operand strides are not whole 16-byte vectors (Kernel::unaligned)
 //   run at the profile's unaligned_gemm share of eff: Hopper's TMA-based cuBLAS kernels need
 //   16-byte aligned strides, and the ones without it are slower.
+// - GEMM latency: each library GEMM on matrix units takes the profile's gemm_latency[dtype] on
+//   top of its tiles' work, whatever its size (the pipeline's fill and drain).
 // - eff_mem[class]: achieved fraction of DRAM bandwidth per memory-bound class (streaming
-//   pointwise, two-pass normalisation, irregular gathers, ...).
+//   pointwise, two-pass normalisation, irregular gathers, ...); a launched one runs at least
+//   the profile's memory_floor[class] past the gap (its dependent chain of reads, block-wide
+//   reductions and writes), which a pointwise op folded into its producer does not pay.
 // - the device gap: the time between two back-to-back kernels on one stream (launch latency,
 //   ramp-up and tail), which is what makes many small kernels slow even when the host keeps up.
 // The tables live in hw_profiles/kernels/ (one per GPU architecture), each value sourced or
