@@ -144,7 +144,10 @@ void show_framework(std::ostream& os, const sim::FrameworkSpec& f) {
      << (f.fusion == sim::Fusion::none ? "none" : "pointwise") << ", mixed precision "
      << (f.mixed_precision == sim::MixedPrecision::autocast ? "autocast" : "master_weights")
      << " (fp32 ops: " << (f.amp_fp32_ops == sim::AmpFp32Ops::listed ? "listed" : "graph_rewrite")
-     << ")"
+     << "; weight casts: "
+     << (f.amp_weight_casts == sim::AmpWeightCasts::dispatcher ? "dispatcher" : "framework_op")
+     << "), batch norm "
+     << (f.batch_norm == sim::BatchNormKernels::cudnn ? "cudnn" : "native_for_bf16")
      << ", optimizer kernels "
      << (f.optimizer_kernels == sim::OptimizerKernels::per_tensor     ? "per_tensor"
          : f.optimizer_kernels == sim::OptimizerKernels::multi_tensor ? "multi_tensor"

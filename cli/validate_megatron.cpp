@@ -242,6 +242,9 @@ nlohmann::json megatron_scenario(const MegatronRun& run, const sim::ProfileLibra
                           {"seq_len", run.seq_len},
                           {"vocab", run.vocab}};
   if (!run.gpt2_positions) model["d_head"] = run.hidden / run.heads;
+  // paper: Megatron-LM's GELU is one torch.jit-scripted kernel (megatron/model/utils.py,
+  // gelu_impl), not Hugging Face's eight eager ops.
+  if (run.gpt2_positions) model["gelu_kernels"] = 1;
   nlohmann::json parallelism = {
       {"data", run.data}, {"tensor", run.tensor}, {"pipeline", run.pipeline}};
   int batch_per_replica = run.micro_batch;

@@ -100,6 +100,10 @@ bool wanted(const KernelSpec& k, const Scenario& s) {
   const bool tf_block = s.framework.rnn == sim::RnnKernels::tf_block_lstm;
   if (k.rnn_form == RnnForm::cudnn_only && tf_block) return false;
   if (k.rnn_form == RnnForm::tf_block_only && !tf_block) return false;
+  const bool native_bn = s.framework.batch_norm == sim::BatchNormKernels::native_for_bf16 &&
+                         storage_dtype(s) == sim::Dtype::bf16;
+  if (k.norm_form == NormForm::cudnn_only && native_bn) return false;
+  if (k.norm_form == NormForm::native_only && !native_bn) return false;
   switch (k.form) {
     case AttentionForm::any:
       return true;
@@ -250,17 +254,26 @@ void layer_launches(const Scenario& s, const Layer& l, Pass pass, double batch,
   const double host = host_launch_s(s, pass);
   const bool fuse = s.framework.fusion == sim::Fusion::pointwise;
   const std::size_t first = out.size();
-  // Autocast casts each fp32 weight to 16 bits where an op uses it (forward), and the cast's
-  // backward turns the 16-bit weight gradient into the fp32 one (one kernel per tensor each way).
+  // Autocast casts each fp32 weight that a lower-precision op takes to 16 bits (forward), and the
+  // cast's backward turns the 16-bit weight gradient into the fp32 one (one kernel per tensor
+  // each way; Layer::cast_params).
   const bool casts = low_precision(s) && !s.inference &&
                      s.framework.mixed_precision == sim::MixedPrecision::autocast &&
-                     l.param_tensors > 0 && l.params > 0;
+                     l.cast_param_tensors > 0 && l.cast_params > 0;
+  const double cast_bytes =  // read one width, write the other
+      casts ? static_cast<double>(l.cast_params) * 6 / l.cast_param_tensors : 0.0;
   if (casts && pass == Pass::forward) {
     sim::Kernel cast;
     cast.cls = sim::KernelClass::elementwise;
     cast.dtype = sim::Dtype::fp32;
-    cast.bytes = static_cast<double>(l.params) * 6 / l.param_tensors;  // read fp32, write 16-bit
-    out.push_back({"weight cast", cast.cls, sim::kernel_time_s(acc, cast), host, l.param_tensors});
+    cast.bytes = cast_bytes;
+    // torch.amp issues them from C++ inside the op's dispatch, as the autograd engine issues
+    // backward's ops; Apex's Python wrappers and TF's Cast nodes as ops of their own.
+    const double cast_host_s = s.framework.amp_weight_casts == sim::AmpWeightCasts::dispatcher
+                                   ? host_launch_s(s, Pass::backward)
+                                   : host;
+    out.push_back({"weight cast", cast.cls, sim::kernel_time_s(acc, cast), cast_host_s,
+                   l.cast_param_tensors});
   }
   // Autocast runs its float32-list ops in fp32 (paper: PyTorch docs, 'Automatic Mixed Precision
   // package - torch.amp', 'CUDA Ops that can autocast to float32': softmax, log_softmax,
@@ -336,9 +349,9 @@ void layer_launches(const Scenario& s, const Layer& l, Pass pass, double batch,
     sim::Kernel cast;
     cast.cls = sim::KernelClass::elementwise;
     cast.dtype = sim::Dtype::fp32;
-    cast.bytes = static_cast<double>(l.params) * 6 / l.param_tensors;  // read 16-bit, write fp32
+    cast.bytes = cast_bytes;
     out.push_back(
-        {"weight grad cast", cast.cls, sim::kernel_time_s(acc, cast), host, l.param_tensors});
+        {"weight grad cast", cast.cls, sim::kernel_time_s(acc, cast), host, l.cast_param_tensors});
   }
 }
 

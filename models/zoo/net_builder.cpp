@@ -30,6 +30,7 @@ ActivationCost activation_cost(Activation kind) {
     case Activation::leaky_relu:
       return {2, 2, false};
     case Activation::gelu:
+    case Activation::gelu_new:
       return {8, 12, false};
     case Activation::silu:
       return {5, 7, false};
@@ -227,6 +228,14 @@ void NetBuilder::add_costs(double fwd_flops, double fwd_macs, double bwd_input_f
   l.params += params;
 }
 
+void NetBuilder::autocast_params(std::int64_t params, int tensors) {
+  // Inside repeat() too the casts run once: autocast caches a leaf parameter's cast for the rest
+  // of the autocast region (autocast_mode.cpp, cached_cast).
+  Layer& l = open();
+  l.cast_params += params;
+  l.cast_param_tensors += tensors;
+}
+
 Tensor NetBuilder::conv2d(const Tensor& in, const Conv2d& s) {
   const std::int64_t c_in = in.channels();
   if (s.groups <= 0 || c_in % s.groups != 0 || s.out_channels % s.groups != 0) {
@@ -252,6 +261,7 @@ Tensor NetBuilder::conv2d(const Tensor& in, const Conv2d& s) {
       s.out_channels * (c_in / s.groups) * s.kernel_h * s.kernel_w + (s.bias ? s.out_channels : 0);
   add_costs(2 * macs + bias_flops, macs, needs_grad(in) ? 2 * macs : 0, 2 * macs + bias_flops,
             params, s.bias ? 2 : 1);
+  autocast_params(params, s.bias ? 2 : 1);
   // Implicit-GEMM views (per sample, rows = output or input positions), one GEMM per group.
   const double g = static_cast<double>(s.groups);
   const double c_in_g = static_cast<double>(c_in / s.groups);
@@ -317,6 +327,8 @@ Tensor NetBuilder::linear(const Tensor& in, std::int64_t out_features, bool bias
   add_costs(2 * macs + bias_flops, macs, needs_grad(in) ? 2 * macs : 0, 2 * macs + bias_flops,
             (tied ? 0 : in_features * out_features) + (bias ? out_features : 0),
             (tied ? 0 : 1) + (bias ? 1 : 0));
+  // A tied weight is the embedding's, but the linear op casts it all the same.
+  autocast_params(in_features * out_features + (bias ? out_features : 0), bias ? 2 : 1);
   // rows = every leading dimension (positions of a sequence); the bias rides in the GEMM's
   // epilogue (cuBLASLt addmm), its gradient is a column reduction.
   const double rows = in.elements() / static_cast<double>(in_features);
@@ -347,10 +359,43 @@ Tensor NetBuilder::batch_norm(const Tensor& in) {
   // cuDNN's training-mode batch norm: forward reads the input twice (statistics, then normalise)
   // and writes the output; backward reads input and output gradient twice and writes one.
   const double c = static_cast<double>(in.channels());
-  fwd(mem_spec("bn fwd", KernelClass::normalization, 3 * n, 4 * c, 0, kNormFwdFlops * n));
+  const auto cudnn = [](KernelSpec k) {
+    k.norm_form = NormForm::cudnn_only;
+    return k;
+  };
+  fwd(cudnn(mem_spec("bn fwd", KernelClass::normalization, 3 * n, 4 * c, 0, kNormFwdFlops * n)));
+  // PyTorch's native CUDA batch norm, where it does not call cuDNN (bf16 activations:
+  // aten/src/ATen/native/Normalization.cpp, _select_batch_norm_backend), for channels-last
+  // activations as NVIDIA's mixed-precision recipes run CNNs (aten/src/ATen/native/cuda/
+  // Normalization.cuh): the per-channel statistics as a grid reduction whose semaphores are
+  // zeroed first, the running statistics updated with the inverse deviation (one kernel, three
+  // outputs), then the normalisation; backward the reduction of the scale and shift gradients
+  // (semaphores zeroed again) and the input gradient. The same bytes as cuDNN's, in more
+  // kernels; all but the op's first launch from its C++ (measured: the H200's ResNet-50 bf16
+  // profile, tests/reference_data/h200_profile_kernels.csv, 4 forward and 3 backward kernels per
+  // batch norm, cuDNN's one each way in TF32).
+  const auto native = [](KernelSpec k, bool first) {
+    k.norm_form = NormForm::native_only;
+    k.library_launch = !first;
+    return k;
+  };
+  const double semaphore_bytes = 4 * c;  // estimate: one int per channel block
+  fwd(native(mem_spec("bn semaphores", KernelClass::elementwise, 0, 0, semaphore_bytes), true));
+  fwd(native(mem_spec("bn stats", KernelClass::reduction, n, 0, 0, 2 * n), false));
+  fwd(native(mem_spec("bn update stats", KernelClass::elementwise, 0, 7 * c, 0, 6 * c), false));
+  fwd(native(
+      mem_spec("bn normalize", KernelClass::elementwise, 2 * n, 4 * c, 0, (kNormFwdFlops - 2) * n),
+      false));
   bwd_group();
-  bwd(mem_spec("bn bwd", KernelClass::normalization, 5 * n, 4 * c, 0,
-               (kNormBwdInputFlops + kNormBwdWeightFlops) * n));
+  bwd(cudnn(mem_spec("bn bwd", KernelClass::normalization, 5 * n, 4 * c, 0,
+                     (kNormBwdInputFlops + kNormBwdWeightFlops) * n)));
+  bwd(native(mem_spec("bn bwd semaphores", KernelClass::elementwise, 0, 0, semaphore_bytes), true));
+  bwd(native(
+      mem_spec("bn bwd reduce", KernelClass::reduction, 2 * n, 4 * c, 0, kNormBwdWeightFlops * n),
+      false));
+  bwd(native(
+      mem_spec("bn bwd input", KernelClass::elementwise, 3 * n, 4 * c, 0, kNormBwdInputFlops * n),
+      false));
   save(in);
   return out;
 }
@@ -393,6 +438,46 @@ Tensor NetBuilder::activation(const Tensor& in, Activation kind) {
   Tensor out = make(in.shape, needs_grad(in));
   const double n = in.elements();
   add_costs(c.fwd_flops * n, 0, needs_grad(in) ? c.bwd_flops * n : 0, 0, 0);
+  if (kind == Activation::gelu_new) {
+    // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 pow(x, 3)))), one kernel per op. Its
+    // intermediates are fp32 in every precision: autocast runs pow in fp32 (its fp32 list) and
+    // type promotion keeps what follows fp32 (measured: the H200's GPT-2 bf16 profile,
+    // tests/reference_data/h200_profile_kernels.csv, runs pow, tanh and their neighbours as
+    // float kernels). Priced as raw fp32 bytes; x as an activation.
+    const double f = 4 * n;  // one fp32 tensor of the activation's size
+    const auto op = [&](const char* what, double x_reads, double fp32_tensors, double flops) {
+      return mem_spec(what, KernelClass::elementwise, x_reads * n, 0, fp32_tensors * f, flops * n);
+    };
+    fwd(op("gelu_new pow", 1, 1, 2));
+    fwd(op("gelu_new scale", 0, 2, 1));
+    fwd(op("gelu_new add x", 1, 2, 1));
+    fwd(op("gelu_new scale", 0, 2, 1));
+    fwd(op("gelu_new tanh", 0, 2, 4));
+    fwd(op("gelu_new add 1", 0, 2, 1));
+    fwd(op("gelu_new half x", 2, 0, 1));
+    fwd(op("gelu_new mul", 1, 2, 1));
+    if (needs_grad(in)) {
+      // Autograd's nodes in reverse: the product's two gradients, the half, tanh's, the two
+      // scales, pow's (pow(x, 2), times 3, times the gradient), and x's three uses summed.
+      bwd_group();
+      bwd(op("gelu_new mul grad", 1, 2, 1));
+      bwd(op("gelu_new mul grad", 0, 3, 1));
+      bwd(op("gelu_new half grad", 1, 1, 1));
+      bwd(op("gelu_new tanh grad", 0, 3, 3));
+      bwd(op("gelu_new scale grad", 0, 2, 1));
+      bwd(op("gelu_new scale grad", 0, 2, 1));
+      bwd(op("gelu_new pow grad", 1, 1, 2));
+      bwd(op("gelu_new pow grad", 0, 2, 1));
+      bwd(op("gelu_new pow grad", 0, 3, 1));
+      bwd(op("gelu_new grad sum", 0, 3, 1));
+      bwd(op("gelu_new grad sum", 0, 3, 1));
+      // Saved for backward besides x: tanh's output and the product's two factors.
+      for (int i = 0; i < 3; ++i)
+        save(make(in.shape, false));
+    }
+    save(in);
+    return out;
+  }
   fwd(mem_spec("activation fwd", KernelClass::elementwise, 2 * n, 0, 0, c.fwd_flops * n));
   if (needs_grad(in)) {
     bwd_group();
@@ -744,10 +829,12 @@ Tensor NetBuilder::lstm(const Tensor& in, std::int64_t hidden, LstmInput input) 
   const double gate_flops = seq * kLstmGateFlopsPerHidden * h;
   const double bias_flops = seq * 8 * h;
   Tensor out = make({in.shape.at(0), hidden}, true);
+  const std::int64_t params = 4 * hidden * (static_cast<std::int64_t>(x) + hidden) + 8 * hidden;
+  const int tensors = linear ? 4 : 3;
   add_costs(2 * (macs_x + macs_h) + bias_flops + gate_flops, macs_x + macs_h,
             (needs_grad(in) ? 2 * macs_x : 0) + 2 * macs_h + gate_flops,
-            2 * (macs_x + macs_h) + bias_flops,
-            4 * hidden * (static_cast<std::int64_t>(x) + hidden) + 8 * hidden, linear ? 4 : 3);
+            2 * (macs_x + macs_h) + bias_flops, params, tensors);
+  autocast_params(params, tensors);
   // cuDNN's LSTM (Appleyard, 'Optimizing Recurrent Neural Networks in cuDNN 5', NVIDIA developer
   // blog, 2016): the input projections of all time steps as one GEMM; then per time step one GEMM
   // h_{t-1} W_hh for the four gates at once and one kernel for all the pointwise gate work
@@ -994,8 +1081,10 @@ Tensor NetBuilder::tf_lstm_cell(const Tensor& in, std::int64_t hidden) {
   const double macs = 4 * h * xh;
   const double gate_flops = kLstmGateFlopsPerHidden * h;
   Tensor out = make({in.shape.at(0), hidden}, true);
+  const std::int64_t params = 4 * hidden * (in.features() + hidden) + 4 * hidden;
   add_costs(2 * macs + 4 * h + gate_flops, macs, (needs_grad(in) ? 2 * macs : 0) + gate_flops,
-            2 * macs + 4 * h, 4 * hidden * (in.features() + hidden) + 4 * hidden, 2);
+            2 * macs + 4 * h, params, 2);
+  autocast_params(params, 2);
   constexpr int kPointwiseFwd = 10;
   constexpr int kPointwiseBwd = 15;
   fwd(mem_spec("lstm cell concat", KernelClass::copy, 2 * xh));
@@ -1065,8 +1154,10 @@ Tensor NetBuilder::conv_transpose1d(const Tensor& in, std::int64_t out_channels,
   // Every input element meets every output channel through every kernel tap.
   const double macs = in.elements() * static_cast<double>(out_channels * kernel);
   const double bias_flops = bias ? out.elements() : 0;
+  const std::int64_t params = c_in * out_channels * kernel + (bias ? out_channels : 0);
   add_costs(2 * macs + bias_flops, macs, needs_grad(in) ? 2 * macs : 0, 2 * macs + bias_flops,
-            c_in * out_channels * kernel + (bias ? out_channels : 0), bias ? 2 : 1);
+            params, bias ? 2 : 1);
+  autocast_params(params, bias ? 2 : 1);
   // cuDNN runs a transposed convolution as the data gradient of a convolution: GEMM views over
   // the input positions, out_channels x kernel columns, c_in deep.
   const double pos = static_cast<double>(in.width());

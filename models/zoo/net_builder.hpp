@@ -55,7 +55,9 @@ struct Conv2d {
 Conv2d conv_spec(std::int64_t out_channels, std::int64_t kernel, std::int64_t stride = 1,
                  std::int64_t pad = -1, bool bias = false);
 
-enum class Activation { relu, leaky_relu, gelu, silu, sigmoid, tanh };
+// gelu_new: the tanh approximation of GELU as Hugging Face transformers' GPT-2 computes it,
+// eight eager ops (transformers/activations.py, NewGELUActivation) rather than one kernel.
+enum class Activation { relu, leaky_relu, gelu, silu, sigmoid, tanh, gelu_new };
 
 // How an LSTM's input enters its gates (cuDNN's cudnnRNNInputMode_t): through an input weight
 // matrix (CUDNN_LINEAR_INPUT, PyTorch's and TensorFlow's LSTMs), or added to the gates as it is
@@ -135,6 +137,8 @@ class NetBuilder {
   bool needs_grad(const Tensor& t) const;
   void add_costs(double fwd_flops, double fwd_macs, double bwd_input_flops, double bwd_weight_flops,
                  std::int64_t params, int param_tensors = 0);
+  // The open entry's op takes these fp32 parameters in 16 bits under autocast (Layer::cast_params).
+  void autocast_params(std::int64_t params, int tensors);
   // Kernels of the open entry: forward ones in call order; each primitive's backward kernels form
   // a group (in the order autograd runs them), and end() lays the groups out in reverse.
   void fwd(const KernelSpec& k);

@@ -148,7 +148,7 @@ namespace {
 // GPT-2 and GPT-3: learned positions in a table of `n_positions` rows (longer contexts need a
 // longer table), pre-LN blocks with GELU, and a language-model head tied to the token embedding.
 ZooModel gpt_decoder(const Hyperparameters& hp, const TransformerDims& dims,
-                     std::int64_t n_positions) {
+                     std::int64_t n_positions, Activation act) {
   const std::int64_t seq = hp.get("seq_len");
   const std::int64_t vocab = hp.get("vocab");
   ZooModel m;
@@ -161,7 +161,7 @@ ZooModel gpt_decoder(const Hyperparameters& hp, const TransformerDims& dims,
   for (std::int64_t i = 0; i < hp.get("n_layer"); ++i) {
     const std::string p = "h." + std::to_string(i) + ".";
     x = attention_entry(nb, p + "attn", x, dims, NormPlacement::pre, nullptr, 0);
-    x = mlp_entry(nb, p + "mlp", x, dims, NormPlacement::pre, Activation::gelu, 0);
+    x = mlp_entry(nb, p + "mlp", x, dims, NormPlacement::pre, act, 0);
   }
   lm_head_entry(nb, "lm_head", x, dims, true, vocab, true);  // ln_f, then the tied token embedding
   m.layers = nb.take_layers();
@@ -172,12 +172,21 @@ ZooModel gpt_decoder(const Hyperparameters& hp, const TransformerDims& dims,
 
 ZooModel make_gpt2(const Hyperparameters& hp) {
   // GPT-2's position table has 1024 rows (n_positions).
-  return gpt_decoder(hp, dims_of(hp, 4), 1024);
+  // Its activation as Hugging Face transformers' GPT2LMHeadModel runs it (GPT2Config's
+  // activation_function "gelu_new": gelu_kernels 8, eight eager ops), or fused into one kernel
+  // (gelu_kernels 1: Megatron-LM's torch.jit-scripted gelu_impl, megatron/model/utils.py).
+  const std::int64_t gelu_kernels = hp.get("gelu_kernels");
+  if (gelu_kernels != 1 && gelu_kernels != 8) {
+    throw ShapeError("gelu_kernels " + std::to_string(gelu_kernels) +
+                     " is neither 1 (one fused kernel) nor 8 (Hugging Face's eager gelu_new)");
+  }
+  return gpt_decoder(hp, dims_of(hp, 4), 1024,
+                     gelu_kernels == 1 ? Activation::gelu : Activation::gelu_new);
 }
 
 ZooModel make_gpt3(const Hyperparameters& hp) {
   // paper: Brown et al. 2020, Sec. 2.1: "n_ctx = 2048 tokens" for every size.
-  return gpt_decoder(hp, dims_of(hp, 4, "d_head"), 2048);
+  return gpt_decoder(hp, dims_of(hp, 4, "d_head"), 2048, Activation::gelu);
 }
 
 ZooModel make_llama(const Hyperparameters& hp) {

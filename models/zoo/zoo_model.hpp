@@ -61,6 +61,10 @@ enum class AttentionForm { any, unfused_only, fused_only };
 // LSTM kernels likewise: cuDNN's or TensorFlow's BlockLSTM; the framework's `rnn` picks one.
 enum class RnnForm { any, cudnn_only, tf_block_only };
 
+// Batch-norm kernels likewise: cuDNN's (one kernel each way) or the framework's native ones; the
+// framework's `batch_norm` and the activations' dtype pick one (models/kernel_plan.cpp).
+enum class NormForm { any, cudnn_only, native_only };
+
 // One kernel a framework launches for a layer, per sample: instantiated for a batch and a dtype
 // by instantiate() below. Activation elements are priced at the activation width, parameter
 // elements at the compute width, raw bytes as they are (dropout masks, int64 indices).
@@ -83,8 +87,10 @@ struct KernelSpec {
                    // flops and bytes above are for one launch
   AttentionForm form = AttentionForm::any;
   RnnForm rnn_form = RnnForm::any;
+  NormForm norm_form = NormForm::any;
   // Launched from a library's C++ inside one framework op (cuDNN's or TensorFlow BlockLSTM's
-  // per-step RNN kernels), not dispatched by the framework op by op: its host time is the
+  // per-step RNN kernels, a native batch norm's kernels after its first), not dispatched by the
+  // framework op by op: its host time is the
   // framework profile's library_launch (models/kernel_plan.cpp, kernel_host_s).
   bool library_launch = false;
   // An imported workload's kernel (models/zoo/imported_workload.hpp): its duration as measured on
@@ -171,7 +177,14 @@ struct Layer {
   std::vector<std::int64_t> output_shape;           // per sample, e.g. {C, H, W} or {seq, hidden}
   std::optional<TransformerEntryInfo> transformer;  // set on transformer entries only
   int param_tensors = 0;  // parameter tensors (weights, biases, norm scales): optimizer kernels
-                          // and mixed-precision casts are launched per tensor
+                          // are launched per tensor
+  // The fp32 parameters that a 16-bit autocast step casts: the weights and biases that ops on
+  // the framework's lower-precision list take (convolutions, linear layers and RNNs; a tied
+  // weight where the op that reuses it runs). Norm scales and embedding tables stay fp32
+  // (paper: pytorch/pytorch aten/src/ATen/autocast_mode.cpp, the lower_precision_fp list; TF's
+  // auto_mixed_precision_lists.h allow list). One cast kernel per tensor each way.
+  std::int64_t cast_params = 0;
+  int cast_param_tensors = 0;
   // Activation elements saved only by unfused attention (the score-sized softmax output and
   // dropped probabilities, included in saved_elements) and the dropout-mask bytes likewise (in
   // saved_mask_bytes); fused attention keeps per-row statistics instead (fused_saved_elements).

@@ -332,6 +332,14 @@ FrameworkSpec read_framework(JsonReader& r) {
       "amp_fp32_ops",
       {{"listed", AmpFp32Ops::listed}, {"graph_rewrite", AmpFp32Ops::graph_rewrite}},
       AmpFp32Ops::listed);
+  f.amp_weight_casts = r.choice_enum_or<AmpWeightCasts>(
+      "amp_weight_casts",
+      {{"framework_op", AmpWeightCasts::framework_op}, {"dispatcher", AmpWeightCasts::dispatcher}},
+      AmpWeightCasts::framework_op);
+  f.batch_norm = r.choice_enum_or<BatchNormKernels>(
+      "batch_norm",
+      {{"cudnn", BatchNormKernels::cudnn}, {"native_for_bf16", BatchNormKernels::native_for_bf16}},
+      BatchNormKernels::cudnn);
   f.rnn = r.choice_enum<RnnKernels>(
       "rnn", {{"cudnn", RnnKernels::cudnn}, {"tf_block_lstm", RnnKernels::tf_block_lstm}});
   JsonReader opt = r.object("optimizer");

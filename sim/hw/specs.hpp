@@ -178,6 +178,17 @@ enum class AmpFp32Ops {
   // PropagateBlackFwdThroughClearAndGray and AddClearAndGrayToWhiteIfBetweenWhite).
   graph_rewrite,
 };
+// Where a 16-bit autocast step's weight casts are issued from, which sets their host cost.
+enum class AmpWeightCasts {
+  // A framework op of their own, dispatched as the forward's other ops: NVIDIA Apex O1's Python
+  // wrappers call .half() on each argument (apex/amp/utils.py, cached_cast); TensorFlow's AMP
+  // graph rewrite inserts Cast nodes that its executor runs as any other node.
+  framework_op,
+  // From C++, inside the dispatch of the op that takes the weight: torch.amp's Autocast key calls
+  // at::_to_copy (aten/src/ATen/autocast_mode.cpp, cached_cast). No Python runs for it, so the
+  // host pays what an op the C++ autograd engine dispatches costs (host_backward_per_kernel_s).
+  dispatcher,
+};
 // Which kernels an LSTM layer launches (the zoo's lstm() has both forms).
 enum class RnnKernels {
   cudnn,          // cuDNN's RNN: all steps' input projections as one GEMM, then per step one
@@ -185,6 +196,13 @@ enum class RnnKernels {
   tf_block_lstm,  // TensorFlow's BlockLSTM op (LSTMBlockFusedCell): per step concat [x, h], one
                   // GEMM over both, the gate kernel; backward per step also accumulates the weight
                   // gradient with a GEMM of its own
+};
+// Which kernels a training-mode batch norm launches.
+enum class BatchNormKernels {
+  cudnn,  // cuDNN's, one kernel each way, whatever the dtype (TensorFlow, MXNet)
+  // PyTorch's choice: cuDNN's, except for bf16 activations, which run its native kernels
+  // (aten/src/ATen/native/Normalization.cpp, _select_batch_norm_backend)
+  native_for_bf16,
 };
 enum class OptimizerKernels {
   per_tensor,    // a few kernels per parameter tensor (PyTorch for-loop optimizers, MXNet)
@@ -213,6 +231,8 @@ struct FrameworkSpec {
   Fusion fusion = Fusion::none;
   MixedPrecision mixed_precision = MixedPrecision::autocast;
   AmpFp32Ops amp_fp32_ops = AmpFp32Ops::listed;
+  AmpWeightCasts amp_weight_casts = AmpWeightCasts::framework_op;
+  BatchNormKernels batch_norm = BatchNormKernels::cudnn;
   RnnKernels rnn = RnnKernels::cudnn;
   OptimizerKernels optimizer_kernels = OptimizerKernels::multi_tensor;
   int tensors_per_optimizer_kernel = 1;  // multi_tensor / fused: tensors per launch

@@ -7,6 +7,9 @@ HOSTILE("models show resnet50 at resolution 1",
 HOSTILE("models show with a hyper-parameter of 1e9",
         {"models", "show", "gpt2", "--set", "seq_len=1e9"}, 2,
         {"--set seq_len: value 1000000000 is above the limit of 131072"})
+HOSTILE("models show gpt2 with a GELU of 3 kernels",
+        {"models", "show", "gpt2", "--set", "gelu_kernels=3"}, 2,
+        {"cannot be built with gelu_kernels=3", "neither 1 (one fused kernel) nor 8"})
 HOSTILE("models show an unknown model", {"models", "show", "resnet5"}, 2,
         {"unknown model 'resnet5' (did you mean 'resnet50'?)"})
 HOSTILE("models show with a non-numeric value",

@@ -42,7 +42,8 @@ std::vector<Launch> all_launches(const trainsim::models::Scenario& s, Pass pass)
 TEST_CASE("Apex O1 adds its cast wrapper's host time to each forward launch of a 16-bit step") {
   const auto apex = tacotron_a100("pytorch_apex_amp", "fp16");
   const auto native = tacotron_a100("pytorch_eager", "fp16");
-  // The two profiles differ only in the mixed-precision layer's per-op cost.
+  // The two profiles differ only in the mixed-precision layer's per-op cost and in where the
+  // weight casts come from (Apex's Python wrapper; torch.amp's C++ dispatch).
   const double extra_s =
       apex.framework.host_amp_cast_per_kernel_s - native.framework.host_amp_cast_per_kernel_s;
   REQUIRE(extra_s > 10e-6);
@@ -53,6 +54,11 @@ TEST_CASE("Apex O1 adds its cast wrapper's host time to each forward launch of a
     REQUIRE(a.size() == n.size());
     for (std::size_t i = 0; i < a.size(); ++i) {
       CHECK(a[i].device_s == n[i].device_s);
+      if (pass == Pass::forward && std::string(a[i].what) == "weight cast") {
+        CHECK(a[i].host_s ==
+              Approx(trainsim::models::host_launch_s(apex, Pass::forward)).epsilon(1e-12));
+        continue;
+      }
       // Backward runs in the autograd engine, past the wrappers; so do the kernels cuDNN
       // launches inside one op (the encoder LSTM's steps: KernelSpec::library_launch).
       const bool library = n[i].host_s == native.framework.host_library_launch_s;
