@@ -5,24 +5,12 @@
 
 #include "cli/profiles_source.hpp"
 #include "sim/hw/kernel_model.hpp"
+#include "support/gemm_kernels.hpp"
 
 using trainsim::sim::Dtype;
 using trainsim::sim::KernelClass;
 
-namespace {
-
-// A single GEMM of m x n x k, as cuBLAS runs it.
-trainsim::sim::Kernel gemm_kernel(double m, double n, double k, Dtype dtype) {
-  trainsim::sim::Kernel g;
-  g.cls = KernelClass::gemm;
-  g.dtype = dtype;
-  g.flops = 2 * m * n * k;
-  g.bytes = (m * k + k * n + m * n) * (dtype == Dtype::bf16 ? 2 : 4);
-  g.gemm = {m, n, k, 1};
-  return g;
-}
-
-}  // namespace
+using trainsim::test::gemm_kernel;
 
 TEST_CASE("Hopper's tensor-core GEMMs take their fill and drain whatever their size") {
   const auto lib = trainsim::cli::load_profile_library({});

@@ -7,6 +7,7 @@
 
 #include "cli/profiles_source.hpp"
 #include "sim/hw/kernel_model.hpp"
+#include "support/gemm_kernels.hpp"
 
 namespace {
 
@@ -16,12 +17,7 @@ using trainsim::sim::KernelClass;
 // A compute-bound GEMM kernel (no DRAM bytes) of m x n outputs over a reduction of k.
 trainsim::sim::Kernel gemm(double m, double n, double k, Dtype dtype,
                            KernelClass cls = KernelClass::gemm) {
-  trainsim::sim::Kernel g;
-  g.cls = cls;
-  g.dtype = dtype;
-  g.flops = 2 * m * n * k;
-  g.gemm = {m, n, k, 1};
-  return g;
+  return trainsim::test::gemm_kernel(m, n, k, dtype, cls, true);
 }
 
 }  // namespace

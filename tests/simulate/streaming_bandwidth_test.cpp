@@ -5,6 +5,7 @@
 
 #include "cli/profiles_source.hpp"
 #include "sim/hw/kernel_model.hpp"
+#include "support/gemm_kernels.hpp"
 
 namespace {
 
@@ -20,13 +21,7 @@ trainsim::sim::Kernel memory_bound(KernelClass cls, double bytes) {
 }
 
 trainsim::sim::Kernel gemm(double side) {
-  trainsim::sim::Kernel g;
-  g.cls = KernelClass::gemm;
-  g.dtype = Dtype::fp32;
-  g.flops = 2 * side * side * side;
-  g.bytes = 3 * side * side * 4;
-  g.gemm = {side, side, side, 1};
-  return g;
+  return trainsim::test::gemm_kernel(side, side, side, Dtype::fp32);
 }
 
 }  // namespace
