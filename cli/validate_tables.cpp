@@ -253,8 +253,18 @@ std::vector<ValidationPoint> deepbench_conv(const sim::ProfileLibrary& lib, Kern
   return out;
 }
 
+// One node of `gpus` accelerators on `intra_link` (switched), with `host`.
 nlohmann::json single_node(const std::string& accelerator, int gpus, const std::string& intra_link,
-                           const std::string& host, const std::string& host_link, bool p2p);
+                           const std::string& host, const std::string& host_link, bool p2p) {
+  return {{"nodes", 1},
+          {"node",
+           {{"host", host},
+            {"accelerator", accelerator},
+            {"accelerators_per_node", gpus},
+            {"intra", {{"topology", "switched"}, {"link", intra_link}}},
+            {"host_link", host_link},
+            {"p2p", p2p}}}};
+}
 
 std::vector<ValidationPoint> deepbench_lstm(const sim::ProfileLibrary& lib, KernelRows group) {
   std::vector<ValidationPoint> out;
@@ -378,19 +388,6 @@ std::vector<ValidationPoint> h200_memory_kernels(const sim::ProfileLibrary& lib)
 }
 
 // ---- step-throughput tables ----
-
-// One node of `gpus` accelerators on `intra_link` (switched), with `host`.
-nlohmann::json single_node(const std::string& accelerator, int gpus, const std::string& intra_link,
-                           const std::string& host, const std::string& host_link, bool p2p) {
-  return {{"nodes", 1},
-          {"node",
-           {{"host", host},
-            {"accelerator", accelerator},
-            {"accelerators_per_node", gpus},
-            {"intra", {{"topology", "switched"}, {"link", intra_link}}},
-            {"host_link", host_link},
-            {"p2p", p2p}}}};
-}
 
 // Simulates a row's scenario into `p` (whose `measured` is set): `predicted` in the table's units,
 // `units_per_sample` of them per sample, and the model FLOPs utilisation the measured value
