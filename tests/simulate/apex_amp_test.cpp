@@ -30,9 +30,7 @@ trainsim::models::Scenario tacotron_a100(const std::string& framework,
 }
 
 std::vector<Launch> all_launches(const trainsim::models::Scenario& s, Pass pass) {
-  std::vector<Launch> out;
-  for (const auto& l : s.model.layers)
-    trainsim::models::layer_launches(s, l, pass, 8, out);
+  auto out = trainsim::test::model_launches(s, pass, 8);
   REQUIRE(!out.empty());
   return out;
 }

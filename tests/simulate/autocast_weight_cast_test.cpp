@@ -29,14 +29,10 @@ struct Named {
 
 Named named(const Scenario& s, const std::string& what, Pass pass) {
   Named n;
-  for (const auto& layer : s.model.layers) {
-    std::vector<Launch> out;
-    trainsim::models::layer_launches(s, layer, pass, 32, out);
-    for (const Launch& l : out) {
-      if (what != l.what) continue;
-      n.count += l.count;
-      n.host_s = l.host_s;
-    }
+  for (const Launch& l : trainsim::test::model_launches(s, pass, 32)) {
+    if (what != l.what) continue;
+    n.count += l.count;
+    n.host_s = l.host_s;
   }
   return n;
 }

@@ -24,6 +24,15 @@ inline std::string example(const char* name) {
   return std::string(TRAINSIM_SOURCE_DIR) + "/examples/" + name;
 }
 
+// The kernels every layer of `s`'s model launches in `pass` for `batch` samples, in layer order.
+inline std::vector<models::Launch> model_launches(const models::Scenario& s, models::Pass pass,
+                                                  double batch) {
+  std::vector<models::Launch> out;
+  for (const auto& l : s.model.layers)
+    models::layer_launches(s, l, pass, batch, out);
+  return out;
+}
+
 // Every part of the breakdown: they add up to the step time.
 inline double breakdown_sum(const models::StepReport& r) {
   const auto& b = r.breakdown;
