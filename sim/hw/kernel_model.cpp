@@ -56,10 +56,11 @@ double blocks_bw_bytes_per_s(const AcceleratorSpec& a, const GemmShape& g, doubl
 // Fused attention tiles its query rows only: each tile spans the whole head dimension
 // (FlashAttention's blocks), so n is never quantised.
 // `library_simt` marks a library GEMM on SIMT math, whose narrow operands run on the tiles
-// KernelEfficiency::narrow_operand_tile gives, where the profile gives one.
+// KernelEfficiency::narrow_operand_tile gives, where the profile gives one; `conv` a convolution.
 template <typename TimeOf>
 double fastest_tiling_s(const AcceleratorSpec& a, const GemmShape& g, bool attention,
-                        bool matrix_units, bool split_k, bool library_simt, TimeOf time_s) {
+                        bool matrix_units, bool split_k, bool library_simt, bool conv,
+                        TimeOf time_s) {
   const KernelEfficiency& e = a.kernels;
   const double units = std::max(1, a.compute_units);
   const double useful = g.m * g.n * g.batch;
@@ -77,6 +78,26 @@ double fastest_tiling_s(const AcceleratorSpec& a, const GemmShape& g, bool atten
   // at one time, longer than N = 32; KernelEfficiency::narrow_operand_below), it runs on the
   // profile's fallback tile: a 64-wide tile at N = 16 computes 4x the useful columns.
   const bool fallback = library_simt && e.narrow_operand_below > 0;
+  // The halvings that cost throughput. A convolution's halvings below 16 cost none: the operand
+  // opposite its few channels (a first layer's 1 or 3 input channels, the data gradient's output
+  // columns) is the implicit im2col of a feature map, whose every pixel serves each filter tap
+  // that covers it (R x S / stride^2 of them), so the kernel keeps reusing it from registers
+  // where a GEMM's one-column strip reads each operand element once. DeepBench's first-layer
+  // data gradients (C1 161x700 5x5/2 and 5x20/2, C3 224x224 7x7/2: P100, GTX 1080 Ti, TITAN Xp)
+  // and the H200's fp32 and tf32 ones ran 2-3.5x faster than every halving priced them; with
+  // the halvings stopped at 16 and the strided data gradients' shares refitted (they had been
+  // held at their bound 1 by these rows), deepbench_conv went from 24.2% / 23.4% (shape 32.1% /
+  // 29.5%) to 22.6% / 23.3% (30.3% / 29.2%), h200_kernels from 25.5% / 24.6% (27.6% / 26.2%)
+  // to 24.3% / 24.0% (26.6% / 25.5%) and the held-out GPUs' rows from 27.1% / 29.4% (31.9% /
+  // 32.5%) to 25.4% / 28.1% (27.1% / 27.2%), Maxwell taking Pascal's refitted shares; MXNet's
+  // M60 and K80 steps went from 6.0% / 5.7% to 6.7% / 6.5%.
+  const auto penalised = [&](int halvings, double tile) {
+    if (!conv) return halvings;
+    int counted = 0;
+    while (counted < halvings && tile / (2 << counted) >= kRegularMinTile)
+      ++counted;
+    return counted;
+  };
   const auto allowed = [&](double tile, double dim) {
     if (fallback && dim < e.narrow_operand_below) return tile >= e.narrow_operand_tile;
     return tile >= narrowest && (tile >= kRegularMinTile || dim < kRegularMinTile);
@@ -86,7 +107,9 @@ double fastest_tiling_s(const AcceleratorSpec& a, const GemmShape& g, bool atten
       const double tm = e.tile_m / (1 << hm);
       const double tn = attention ? std::max(g.n, 1.0) : e.tile_n / (1 << hn);
       if (!allowed(tm, g.m) || (!attention && !allowed(tn, g.n))) continue;
-      const double tile_throughput = std::pow(e.half_tile_throughput, hm + (attention ? 0 : hn));
+      const double tile_throughput =
+          std::pow(e.half_tile_throughput,
+                   penalised(hm, e.tile_m) + (attention ? 0 : penalised(hn, e.tile_n)));
       const double tiles = std::ceil(g.m / tm) * std::ceil(g.n / tn) * g.batch;
       for (const double split : kSplitK) {
         if (split > 1 && (!split_k || tiles * split > 8 * units || g.k / split < 2 * e.k_half))
@@ -306,7 +329,7 @@ double kernel_body_s(const AcceleratorSpec& a, const Kernel& k) {
         return gemm_s + a.kernel_launch_overhead_s + (split + 1) * partial_bytes / bw_bytes_per_s;
       };
       return fastest_tiling_s(a, view, k.cls == KernelClass::attention, matrix_units, view_split_k,
-                              library_simt, time_s);
+                              library_simt, k.cls == KernelClass::conv, time_s);
     };
     double best_s = tiled_s(gemm, compute_s, memory_s, split_k);
     // And the algorithm: cuDNN's autotuner (cudnnFind*, PyTorch's benchmark mode) keeps the

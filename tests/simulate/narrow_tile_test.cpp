@@ -2,7 +2,9 @@
 // allows: one column on SIMT math (a GEMV-like strip, as cuDNN runs a convolution's data gradient
 // onto one input channel), 8 on tensor cores (the narrowest MMA operand). Before, a 16-wide tile
 // wasted 15/16 of a one-channel data gradient and priced DeepBench's P100 and GTX 1080 Ti
-// first-layer rows 5-6x too slow.
+// first-layer rows 5-6x too slow. A convolution's tiles lose no throughput below 16 (the im2col
+// operand's pixels serve several filter taps each, from registers); a GEMM's lose some at every
+// halving (kernel_model.cpp, fastest_tiling_s).
 #include <catch2/catch.hpp>
 
 #include "cli/profiles_source.hpp"
@@ -30,10 +32,17 @@ TEST_CASE("a one-column convolution GEMM runs in a one-column tile on SIMT math"
       trainsim::sim::kernel_body_s(p100, gemm(m, 1, k, Dtype::fp32, KernelClass::conv));
   const double sixteen =
       trainsim::sim::kernel_body_s(p100, gemm(m, 16, k, Dtype::fp32, KernelClass::conv));
-  // A 16-wide tile would make both cost the same; the 1-wide tile, at Pascal's 0.733 per
-  // halving of the tile (seven halvings from 128), takes about a fifth.
-  CHECK(one < sixteen / 4);
-  CHECK(one > sixteen / 16);  // the narrow tile runs slower per useful flop
+  // A 16-wide tile would make both cost the same; the 1-wide tile runs at the 16-wide one's rate
+  // per useful flop, so it takes a sixteenth.
+  CHECK(one == Approx(sixteen / 16).epsilon(1e-9));
+  // A library GEMM's 1-wide tile pays Pascal's 0.733 for each of its four halvings below 16
+  // (about 3.5x); Pascal's cuBLAS has no tile that narrow at all (gemm_tile.narrow_operand).
+  auto regular = p100;
+  regular.kernels.narrow_operand_below = 0;
+  const double gemm_one = trainsim::sim::kernel_body_s(regular, gemm(m, 1, k, Dtype::fp32));
+  const double gemm_sixteen = trainsim::sim::kernel_body_s(regular, gemm(m, 16, k, Dtype::fp32));
+  CHECK(gemm_one > 3 * gemm_sixteen / 16);
+  CHECK(gemm_one < gemm_sixteen / 4);
 }
 
 TEST_CASE("tensor-core tiles are never narrower than 8") {
