@@ -144,12 +144,16 @@ std::optional<KernelRow> kernel_row(const TableRow& r, const sim::ProfileLibrary
   return KernelRow{a, *dtype, *acc + " " + sim::dtype_name(*dtype)};
 }
 
-// Milliseconds of a run of kernels (each KernelSpec instantiated for `batch` samples).
+// Milliseconds of a run of kernels (each KernelSpec instantiated for `batch` samples, on
+// channels-first tensors or not).
 double kernels_ms(const sim::AcceleratorSpec& a, const std::vector<models::KernelSpec>& ks,
-                  double batch, sim::Dtype dtype) {
+                  double batch, sim::Dtype dtype, bool channels_first) {
   double s = 0;
-  for (const models::KernelSpec& k : ks)
-    s += k.repeat * sim::kernel_time_s(a, models::instantiate(k, batch, dtype));
+  for (const models::KernelSpec& k : ks) {
+    sim::Kernel kernel = models::instantiate(k, batch, dtype);
+    kernel.channels_first = channels_first;
+    s += k.repeat * sim::kernel_time_s(a, kernel);
+  }
   return 1e3 * s;
 }
 
@@ -245,7 +249,11 @@ std::vector<ValidationPoint> deepbench_conv(const sim::ProfileLibrary& lib, Kern
       p.label = k->gpu_label + shape + " " + what;
       p.x = 2 * layers[0].fwd_macs * batch;
       p.measured = *t;
-      p.predicted = kernels_ms(k->accelerator, kernels, batch, k->dtype);
+      // DeepBench's conv_bench describes every float and half tensor as CUDNN_TENSOR_NCHW
+      // (code/nvidia/conv_bench.cu); measure_gpu.py passes fp32 and TF32 tensors NCHW and bf16
+      // ones channels_last (section_conv).
+      const bool channels_first = group != KernelRows::h200 || k->dtype != sim::Dtype::bf16;
+      p.predicted = kernels_ms(k->accelerator, kernels, batch, k->dtype, channels_first);
       out.push_back(p);
     }
   });
@@ -331,7 +339,7 @@ std::vector<ValidationPoint> deepbench_lstm(const sim::ProfileLibrary& lib, Kern
       p.label = k->gpu_label + shape + " " + what;
       p.x = *hidden * *hidden * *n * *steps;
       p.measured = *t;
-      p.predicted = kernels_ms(k->accelerator, kernels, *n, k->dtype);
+      p.predicted = kernels_ms(k->accelerator, kernels, *n, k->dtype, false);
       if (eager) {
         const models::Pass pass =
             std::string_view(column) == "fwd_ms" ? models::Pass::forward : models::Pass::backward;
@@ -883,6 +891,8 @@ std::vector<ValidationPoint> h200_training(const sim::ProfileLibrary& lib) {
     const std::string& model = r.at("model");
     if (!batch || !v || r.at("gpu") != "NVIDIA H200") return;
     const bool transformer = model.starts_with("bert") || model == "gpt2";
+    // measure_gpu.py converts the CNNs to channels_last under bf16 autocast alone.
+    const bool channels_last = r.at("precision") == "bf16" && !transformer;
     const nlohmann::json doc = {
         {"name", "h200 " + model},
         {"cluster", single_node("h200", 1, "nvlink4", "kvm-xeon-emr-16vcpu", "pcie5-x16", true)},
@@ -892,6 +902,7 @@ std::vector<ValidationPoint> h200_training(const sim::ProfileLibrary& lib) {
         {"precision", r.at("precision")},
         {"optimizer", transformer ? "adam" : "momentum"},
         {"fused_attention", transformer},
+        {"memory_format", channels_last ? "channels_last" : "channels_first"},
         {"steps", 4},
         {"warmup_steps", 1}};
     ValidationPoint p = batch_point("h200 " + model + " " + r.at("precision"), *batch, *v);

@@ -337,12 +337,18 @@ void layer_launches(const Scenario& s, const Layer& l, Pass pass, double batch,
     if (!rewrite && in_fp32 && k.cls == sim::KernelClass::softmax) autocast_cast(k, out_elements);
     sim::Kernel kernel = instantiate(k, batch, in_fp32 ? sim::Dtype::fp32 : storage_dtype(s));
     kernel.dtype = compute_dtype(s, k.cls);
+    kernel.channels_first = s.framework.memory_format == sim::MemoryFormat::channels_first;
     if (k.cls == sim::KernelClass::elementwise && can_fold()) {
       fold_into_producer(kernel, k.repeat);
       continue;
     }
-    out.push_back(
-        {k.what, k.cls, sim::kernel_time_s(acc, kernel), kernel_host_s(s, k, pass), k.repeat});
+    // cuDNN launches a convolution's layout transposes inside the op, as library launches.
+    const double transposes_host_s =
+        s.framework.graph_launch
+            ? 0.0
+            : sim::layout_transpose_launches(acc, kernel) * s.framework.host_library_launch_s;
+    out.push_back({k.what, k.cls, sim::kernel_time_s(acc, kernel),
+                   kernel_host_s(s, k, pass) + transposes_host_s, k.repeat});
     if (!rewrite && in_fp32) autocast_cast(k, out_elements);
   }
   if (casts && pass == Pass::backward) {

@@ -280,16 +280,37 @@ Tensor NetBuilder::conv2d(const Tensor& in, const Conv2d& s) {
       s.groups == 1 && s.kernel_h == s.kernel_w && s.stride_h == 1 && s.stride_w == 1 && !dilated;
   const int winograd =
       square && (s.kernel_h == 3 || s.kernel_h == 5) ? static_cast<int>(s.kernel_h) : 0;
+  // A 1x1 stride-1 convolution over NCHW is a GEMM per sample (W[K x C] X[C x HW]): cuDNN runs
+  // it without converting the layout (kernel.hpp, Kernel::nchw_gemm).
+  const bool nchw_gemm = s.groups == 1 && s.kernel_h == 1 && s.kernel_w == 1 && s.stride_h == 1 &&
+                         s.stride_w == 1 && s.pad_h == 0 && s.pad_w == 0;
   const auto conv_spec = [&](const char* what, double act, sim::GemmShape shape,
                              sim::GemmChannels channels, BatchDim bd) {
     KernelSpec k = gemm_spec(what, cls, 2 * macs, act, weights, shape, bd);
     k.channels = channels;
     k.winograd_filter = winograd;
     k.dilated = dilated;
+    k.nchw_gemm = nchw_gemm;
+    k.input_channels = static_cast<double>(c_in);
     return k;
   };
-  fwd(conv_spec("conv fwd", in.elements() + out_elems, {out_pos, c_out_g, c_in_g * rs, g},
-                {0, c_out_g, c_in_g, static_cast<double>(h), static_cast<double>(w)}, BatchDim::m));
+  // What each pass converts under channels-first tensors: its two operands in, its result out
+  // (forward: input and filter, output; data gradient: output gradient and filter, input
+  // gradient; weight gradient: input and output gradient, filter gradient).
+  const auto transposes = [&](KernelSpec k, double act_in, double param_in, double act_out,
+                              double param_out) {
+    k.transpose_act_in = act_in;
+    k.transpose_param_in = param_in;
+    k.transpose_act_out = act_out;
+    k.transpose_param_out = param_out;
+    k.transpose_in_tensors = 2;
+    k.transpose_out_tensors = 1;
+    return k;
+  };
+  fwd(transposes(
+      conv_spec("conv fwd", in.elements() + out_elems, {out_pos, c_out_g, c_in_g * rs, g},
+                {0, c_out_g, c_in_g, static_cast<double>(h), static_cast<double>(w)}, BatchDim::m),
+      in.elements(), weights, out_elems, 0));
   if (s.bias) {
     fwd(mem_spec("conv bias", KernelClass::elementwise, 2 * out_elems,
                  static_cast<double>(s.out_channels), 0, out_elems));
@@ -305,11 +326,12 @@ Tensor NetBuilder::conv2d(const Tensor& in, const Conv2d& s) {
         {0, c_in_g, c_out_g, static_cast<double>(in.height()), static_cast<double>(in.width())},
         BatchDim::m);
     dgrad.strided_data_gradient = s.stride_h > 1 || s.stride_w > 1;
-    bwd(dgrad);
+    bwd(transposes(dgrad, out_elems, weights, in.elements(), 0));
   }
-  KernelSpec wgrad =
+  KernelSpec wgrad = transposes(
       conv_spec("conv wgrad", in.elements() + out_elems, {c_out_g, c_in_g * rs, out_pos, g},
-                {c_out_g, c_in_g, 0, static_cast<double>(h), static_cast<double>(w)}, BatchDim::k);
+                {c_out_g, c_in_g, 0, static_cast<double>(h), static_cast<double>(w)}, BatchDim::k),
+      in.elements() + out_elems, 0, 0, weights);
   wgrad.weight_gradient = true;
   bwd(wgrad);
   save(in);

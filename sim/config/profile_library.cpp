@@ -194,6 +194,7 @@ KernelEfficiency read_kernels(JsonReader& r) {
   k.winograd_nonfused_weight_gradient_only =
       r.boolean_or("winograd_nonfused_weight_gradient_only", false);
   k.dilated_conv_tensor_cores = r.boolean_or("dilated_conv_tensor_cores", true);
+  k.nchw_tensor_core_transposes = r.boolean_or("nchw_tensor_core_transposes", false);
   k.conv_few_channel_kernels = r.boolean_or("conv_few_channel_kernels", true);
   if (r.has("winograd_nonfused")) {
     for (const std::int64_t filter : r.integer_list("winograd_nonfused", 3, 5)) {
@@ -340,6 +341,11 @@ FrameworkSpec read_framework(JsonReader& r) {
       "batch_norm",
       {{"cudnn", BatchNormKernels::cudnn}, {"native_for_bf16", BatchNormKernels::native_for_bf16}},
       BatchNormKernels::cudnn);
+  f.memory_format =
+      r.choice_enum_or<MemoryFormat>("memory_format",
+                                     {{"channels_first", MemoryFormat::channels_first},
+                                      {"channels_last", MemoryFormat::channels_last}},
+                                     MemoryFormat::channels_last);
   f.rnn = r.choice_enum<RnnKernels>(
       "rnn", {{"cudnn", RnnKernels::cudnn}, {"tf_block_lstm", RnnKernels::tf_block_lstm}});
   JsonReader opt = r.object("optimizer");

@@ -390,13 +390,42 @@ double kernel_body_s(const AcceleratorSpec& a, const Kernel& k) {
   return std::max(winograd_s > 0 ? winograd_s : compute_s, memory_s);
 }
 
+int layout_transpose_launches(const AcceleratorSpec& a, const Kernel& k) {
+  if (k.cls != KernelClass::conv || !k.channels_first || k.nchw_gemm ||
+      !a.kernels.nchw_tensor_core_transposes) {
+    return 0;
+  }
+  const Dtype math = math_dtype(a, k);
+  if (!matrix_unit_math(a, math)) return 0;  // SIMT kernels read NCHW as it is
+  // Layers of fewer channels than one 16-byte vector (a first layer's 1 or 3) run kernels that
+  // read NCHW too: the H200's TF32 first layers (C1 161x700, C3 224x224 3x3) take as long as
+  // its fp32 ones, 31-286 us alike (tests/reference_data/h200_kernels_conv.csv), where its
+  // larger TF32 layers take their bf16 time twice over plus the transposes.
+  if (k.input_channels > 0 && k.input_channels < 16.0 / dtype_bytes(math)) return 0;
+  return k.transpose_in_tensors + k.transpose_out_tensors;
+}
+
+double layout_transposes_s(const AcceleratorSpec& a, const Kernel& k) {
+  const int launches = layout_transpose_launches(a, k);
+  if (launches == 0) return 0;
+  // Each transpose reads its tensor and writes it in the other layout, at a copy's rate; each
+  // is a launch of its own that runs at least a copy's floor.
+  const double bytes =
+      2 * (k.transpose_in_elements + k.transpose_out_elements) * dtype_bytes(k.dtype);
+  const double stream_s =
+      bytes / (a.memory_bw_bytes_per_s * memory_efficiency(a, KernelClass::copy));
+  const double floor_s = a.kernels.memory_floor_s[static_cast<std::size_t>(KernelClass::copy)];
+  return launches * a.kernel_launch_overhead_s + std::max(stream_s, launches * floor_s);
+}
+
 double kernel_time_s(const AcceleratorSpec& a, const Kernel& k) {
   // A launched memory-bound kernel runs at least its class's floor (KernelEfficiency::
   // memory_floor_s); a pointwise op folded into its producer (models/kernel_plan.cpp) adds its
   // body alone.
   const double floor_s =
       is_compute_class(k.cls) ? 0.0 : a.kernels.memory_floor_s[static_cast<std::size_t>(k.cls)];
-  return a.kernel_launch_overhead_s + std::max(kernel_body_s(a, k), floor_s);
+  return a.kernel_launch_overhead_s + std::max(kernel_body_s(a, k), floor_s) +
+         layout_transposes_s(a, k);
 }
 
 }  // namespace trainsim::sim

@@ -52,9 +52,20 @@
 
 namespace trainsim::sim {
 
-// Seconds `k` takes on `a`, the device gap included. Throws std::invalid_argument when the
-// accelerator has no path for the kernel's dtype.
+// Seconds `k` takes on `a`, the device gap included, and the layout transposes a convolution on
+// channels-first tensors launches around it (layout_transposes_s). Throws std::invalid_argument
+// when the accelerator has no path for the kernel's dtype.
 double kernel_time_s(const AcceleratorSpec& a, const Kernel& k);
+
+// The transposes cuDNN launches around a tensor-core convolution given channels-first (NCHW)
+// tensors (Kernel::channels_first): its tensor-core kernels compute in NHWC, so each operand is
+// converted before (nchwToNhwcKernel) and the result after (nhwcToNchwKernel), one kernel per
+// tensor. None for SIMT math, a 1x1 stride-1 convolution (a GEMM over NCHW) or a layer of fewer
+// channels than one 16-byte vector. The H200's TF32 ResNet-50 step at batch 64 launches 204 of
+// them, 3.5 of its 31.6 ms (tests/reference_data/h200_profile_kernels.csv); its bf16 step,
+// channels-last, none.
+int layout_transpose_launches(const AcceleratorSpec& a, const Kernel& k);
+double layout_transposes_s(const AcceleratorSpec& a, const Kernel& k);
 
 // The same without the device gap: the kernel's own duration, for work fused into a larger
 // kernel (e.g. the reductions inside one NCCL collective kernel).

@@ -117,6 +117,11 @@ struct KernelEfficiency {
   // convolutions; where not, they compute in fp32 (sim/hw/kernel_model.hpp, math_dtype). A
   // scenario's dilated_conv_tensor_cores overrides it for the library build it ran on.
   bool dilated_conv_tensor_cores = true;
+  // Whether the convolution library runs its tensor-core convolutions on NHWC alone, transposing
+  // channels-first operands around them (sim/hw/kernel_model.hpp, layout_transposes_s): cuDNN 8
+  // and 9 (nchwToNhwcKernel and nhwcToNchwKernel in cudnn::engines_precompiled). cuDNN 7's
+  // NCHW tensor-core kernels read NCHW themselves.
+  bool nchw_tensor_core_transposes = false;
   // Whether the convolution library has tensor-core forward kernels for inputs of few channels
   // that fill a tile's depth with several filter taps (CUTLASS's kFewChannels and kFixedChannels
   // iterators for first layers of 1-8 channels). Where not, the channels a convolution reduces
@@ -204,6 +209,13 @@ enum class BatchNormKernels {
   // (aten/src/ATen/native/Normalization.cpp, _select_batch_norm_backend)
   native_for_bf16,
 };
+// The layout of the activations a framework hands to its convolutions.
+enum class MemoryFormat {
+  // NCHW: PyTorch's default (torch.contiguous_format); cuDNN's tensor-core kernels transpose it
+  // (sim/hw/kernel_model.hpp, layout_transposes_s)
+  channels_first,
+  channels_last,  // NHWC: PyTorch's torch.channels_last, TensorFlow's and JAX's convolutions
+};
 enum class OptimizerKernels {
   per_tensor,    // a few kernels per parameter tensor (PyTorch for-loop optimizers, MXNet)
   multi_tensor,  // foreach / multi-tensor apply: kernels over groups of tensors
@@ -233,6 +245,7 @@ struct FrameworkSpec {
   AmpFp32Ops amp_fp32_ops = AmpFp32Ops::listed;
   AmpWeightCasts amp_weight_casts = AmpWeightCasts::framework_op;
   BatchNormKernels batch_norm = BatchNormKernels::cudnn;
+  MemoryFormat memory_format = MemoryFormat::channels_last;
   RnnKernels rnn = RnnKernels::cudnn;
   OptimizerKernels optimizer_kernels = OptimizerKernels::multi_tensor;
   int tensors_per_optimizer_kernel = 1;  // multi_tensor / fused: tensors per launch

@@ -20,6 +20,9 @@ HOSTILE("steps=null", {"simulate", "--set", "steps=null"}, 2, {"steps: expected 
 HOSTILE("steps=[1]", {"simulate", "--set", "steps=[1]"}, 2, {"steps: expected an integer, got [1]"})
 HOSTILE("dilated_conv_tensor_cores=1", {"simulate", "--set", "dilated_conv_tensor_cores=1"}, 2,
         {"--set dilated_conv_tensor_cores=1", "dilated_conv_tensor_cores: expected true or false"})
+HOSTILE("memory_format=nhwc", {"simulate", "--set", "memory_format=nhwc"}, 2,
+        {"--set memory_format=nhwc", kDemo,
+         "memory_format: value \"nhwc\" is not one of channels_first|channels_last"})
 HOSTILE("warmup as long as the run", {"simulate", "--set", "warmup_steps=8"}, 2,
         {"warmup_steps: must be smaller than steps (8)"})
 HOSTILE("warmup_steps=1e9", {"simulate", "--set", "warmup_steps=1e9"}, 2,
