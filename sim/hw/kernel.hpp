@@ -91,7 +91,7 @@ struct Kernel {
   // convolution (`nchw_gemm`) is a plain GEMM over NCHW and needs none.
   bool channels_first = false;
   bool nchw_gemm = false;
-  double input_channels = 0;          // the layer's input channels (few-channel layers run SIMT)
+  double input_channels = 0;  // the layer's input channels (below one 16-byte vector: NCHW read)
   double transpose_in_elements = 0;   // elements of the tensors transposed before the kernel
   double transpose_out_elements = 0;  // and after it
   int transpose_in_tensors = 0;

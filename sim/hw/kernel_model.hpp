@@ -33,6 +33,10 @@
 //   library has no tensor-core algorithm for them (math_dtype below); on matrix units their
 //   channel counts are padded to whole 16-byte vectors (8 fp16, 4 tf32 elements), which a
 //   1- or 3-channel first layer pays for in full.
+// - layout transposes: on libraries that run tensor-core convolutions in NHWC alone (cuDNN 8 and
+//   9: the profile's nchw_tensor_core_transposes), a convolution on channels-first tensors pays
+//   one copy-rate kernel per operand converted before it and per result converted after it
+//   (layout_transposes_s below).
 // - GEMMs on matrix units whose operand strides are not whole 16-byte vectors (Kernel::unaligned)
 //   run at the profile's unaligned_gemm share of eff: Hopper's TMA-based cuBLAS kernels need
 //   16-byte aligned strides, and the ones without it are slower.
