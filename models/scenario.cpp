@@ -581,10 +581,7 @@ Scenario load_scenario(nlohmann::json doc, const std::string& file,
   // The framework's default layout, unless the scenario converts the model (PyTorch's
   // model.to(memory_format=torch.channels_last), as NVIDIA's AMP recipes do).
   s.framework.memory_format =
-      r.choice_enum_or<sim::MemoryFormat>("memory_format",
-                                          {{"channels_first", sim::MemoryFormat::channels_first},
-                                           {"channels_last", sim::MemoryFormat::channels_last}},
-                                          s.framework.memory_format);
+      r.choice_enum_in_or("memory_format", sim::kMemoryFormatNames, s.framework.memory_format);
   // Whether the run's cuDNN has tensor-core algorithms for dilated convolutions is a property of
   // the library build, not only of the architecture: the kernels profile gives the default of
   // the architecture's libraries, and a scenario that names an older (or newer) stack says so.

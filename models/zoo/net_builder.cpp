@@ -294,23 +294,19 @@ Tensor NetBuilder::conv2d(const Tensor& in, const Conv2d& s) {
     k.input_channels = static_cast<double>(c_in);
     return k;
   };
-  // What each pass converts under channels-first tensors: its two operands in, its result out
-  // (forward: input and filter, output; data gradient: output gradient and filter, input
-  // gradient; weight gradient: input and output gradient, filter gradient).
-  const auto transposes = [&](KernelSpec k, double act_in, double param_in, double act_out,
-                              double param_out) {
-    k.transpose_act_in = act_in;
-    k.transpose_param_in = param_in;
-    k.transpose_act_out = act_out;
-    k.transpose_param_out = param_out;
-    k.transpose_in_tensors = 2;
-    k.transpose_out_tensors = 1;
+  // What each pass converts under channels-first tensors, activations and parameters: its two
+  // operands in, its result out (forward: input and filter, output; data gradient: output
+  // gradient and filter, input gradient; weight gradient: input and output gradient, filter
+  // gradient).
+  const auto transposes = [&](KernelSpec k, double act, double param) {
+    k.transpose_act_elements = act;
+    k.transpose_param_elements = param;
     return k;
   };
   fwd(transposes(
       conv_spec("conv fwd", in.elements() + out_elems, {out_pos, c_out_g, c_in_g * rs, g},
                 {0, c_out_g, c_in_g, static_cast<double>(h), static_cast<double>(w)}, BatchDim::m),
-      in.elements(), weights, out_elems, 0));
+      in.elements() + out_elems, weights));
   if (s.bias) {
     fwd(mem_spec("conv bias", KernelClass::elementwise, 2 * out_elems,
                  static_cast<double>(s.out_channels), 0, out_elems));
@@ -326,12 +322,12 @@ Tensor NetBuilder::conv2d(const Tensor& in, const Conv2d& s) {
         {0, c_in_g, c_out_g, static_cast<double>(in.height()), static_cast<double>(in.width())},
         BatchDim::m);
     dgrad.strided_data_gradient = s.stride_h > 1 || s.stride_w > 1;
-    bwd(transposes(dgrad, out_elems, weights, in.elements(), 0));
+    bwd(transposes(dgrad, out_elems + in.elements(), weights));
   }
   KernelSpec wgrad = transposes(
       conv_spec("conv wgrad", in.elements() + out_elems, {c_out_g, c_in_g * rs, out_pos, g},
                 {c_out_g, c_in_g, 0, static_cast<double>(h), static_cast<double>(w)}, BatchDim::k),
-      in.elements() + out_elems, 0, 0, weights);
+      in.elements() + out_elems, weights);
   wgrad.weight_gradient = true;
   bwd(wgrad);
   save(in);

@@ -85,10 +85,7 @@ sim::Kernel instantiate(const KernelSpec& k, double batch, sim::Dtype dtype) {
   out.whole_k = k.whole_k;
   out.nchw_gemm = k.nchw_gemm;
   out.input_channels = k.input_channels;
-  out.transpose_in_elements = k.transpose_act_in * batch + k.transpose_param_in;
-  out.transpose_out_elements = k.transpose_act_out * batch + k.transpose_param_out;
-  out.transpose_in_tensors = k.transpose_in_tensors;
-  out.transpose_out_tensors = k.transpose_out_tensors;
+  out.transpose_elements = k.transpose_act_elements * batch + k.transpose_param_elements;
   if (k.cls == sim::KernelClass::gemm) {
     const auto misaligned = [&](double d) { return !sim::whole_16_byte_vectors(d, dtype); };
     out.unaligned = (k.batch_dim != BatchDim::m && misaligned(k.gemm.m)) || misaligned(k.gemm.n) ||

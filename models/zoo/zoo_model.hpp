@@ -80,15 +80,11 @@ struct KernelSpec {
   bool strided_data_gradient = false;  // a strided convolution's data gradient (sim::Kernel's)
   bool whole_k = false;  // a GEMM whose library never splits its reduction (sim::Kernel's)
   // A convolution's layout conversions under channels-first tensors (sim::Kernel's fields): the
-  // activation elements per sample and the parameter elements transposed before and after it.
+  // activation elements per sample and the parameter elements its transposes read.
   bool nchw_gemm = false;
   double input_channels = 0;
-  double transpose_act_in = 0;
-  double transpose_param_in = 0;
-  double transpose_act_out = 0;
-  double transpose_param_out = 0;
-  int transpose_in_tensors = 0;
-  int transpose_out_tensors = 0;
+  double transpose_act_elements = 0;
+  double transpose_param_elements = 0;
   double raw_bytes = 0;        // per sample, independent of the dtype
   sim::GemmShape gemm;         // compute classes: the GEMM view, per sample along batch_dim
   sim::GemmChannels channels;  // convolutions: the channels in each GEMM dimension

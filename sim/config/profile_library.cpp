@@ -342,10 +342,7 @@ FrameworkSpec read_framework(JsonReader& r) {
       {{"cudnn", BatchNormKernels::cudnn}, {"native_for_bf16", BatchNormKernels::native_for_bf16}},
       BatchNormKernels::cudnn);
   f.memory_format =
-      r.choice_enum_or<MemoryFormat>("memory_format",
-                                     {{"channels_first", MemoryFormat::channels_first},
-                                      {"channels_last", MemoryFormat::channels_last}},
-                                     MemoryFormat::channels_last);
+      r.choice_enum_in_or("memory_format", kMemoryFormatNames, MemoryFormat::channels_last);
   f.rnn = r.choice_enum<RnnKernels>(
       "rnn", {{"cudnn", RnnKernels::cudnn}, {"tf_block_lstm", RnnKernels::tf_block_lstm}});
   JsonReader opt = r.object("optimizer");

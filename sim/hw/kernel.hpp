@@ -86,16 +86,13 @@ struct Kernel {
   bool dilated = false;
   // A convolution's operands as the framework hands them to cuDNN, and what converting them takes:
   // cuDNN's tensor-core kernels compute in NHWC, so given channels-first (NCHW) tensors it
-  // transposes each activation operand and the filter into NHWC before the kernel and the result
-  // back after it, one kernel per tensor (kernel_model.cpp, layout_transposes_s). A 1x1 stride-1
-  // convolution (`nchw_gemm`) is a plain GEMM over NCHW and needs none.
+  // transposes the two operands into NHWC before the kernel and the result back after it, one
+  // kernel per tensor (kernel_model.cpp, layout_transposes_s). A 1x1 stride-1 convolution
+  // (`nchw_gemm`) is a plain GEMM over NCHW and needs none.
   bool channels_first = false;
   bool nchw_gemm = false;
   double input_channels = 0;  // the layer's input channels (below one 16-byte vector: NCHW read)
-  double transpose_in_elements = 0;   // elements of the tensors transposed before the kernel
-  double transpose_out_elements = 0;  // and after it
-  int transpose_in_tensors = 0;
-  int transpose_out_tensors = 0;
+  double transpose_elements = 0;  // elements of the three tensors transposed
 };
 
 }  // namespace trainsim::sim

@@ -402,7 +402,8 @@ int layout_transpose_launches(const AcceleratorSpec& a, const Kernel& k) {
   // its fp32 ones, 31-286 us alike (tests/reference_data/h200_kernels_conv.csv), where its
   // larger TF32 layers take their bf16 time twice over plus the transposes.
   if (k.input_channels > 0 && k.input_channels < 16.0 / dtype_bytes(math)) return 0;
-  return k.transpose_in_tensors + k.transpose_out_tensors;
+  // Every pass converts two operands before its kernel and one result after it.
+  return 3;
 }
 
 double layout_transposes_s(const AcceleratorSpec& a, const Kernel& k) {
@@ -410,8 +411,7 @@ double layout_transposes_s(const AcceleratorSpec& a, const Kernel& k) {
   if (launches == 0) return 0;
   // Each transpose reads its tensor and writes it in the other layout, at a copy's rate; each
   // is a launch of its own that runs at least a copy's floor.
-  const double bytes =
-      2 * (k.transpose_in_elements + k.transpose_out_elements) * dtype_bytes(k.dtype);
+  const double bytes = 2 * k.transpose_elements * dtype_bytes(k.dtype);
   const double stream_s =
       bytes / (a.memory_bw_bytes_per_s * memory_efficiency(a, KernelClass::copy));
   const double floor_s = a.kernels.memory_floor_s[static_cast<std::size_t>(KernelClass::copy)];

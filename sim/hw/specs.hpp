@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/hw/dtype.hpp"
@@ -216,6 +217,11 @@ enum class MemoryFormat {
   channels_first,
   channels_last,  // NHWC: PyTorch's torch.channels_last, TensorFlow's and JAX's convolutions
 };
+// The names the framework profiles and scenarios give them.
+inline constexpr std::array<std::pair<const char*, MemoryFormat>, 2> kMemoryFormatNames{{
+    {"channels_first", MemoryFormat::channels_first},
+    {"channels_last", MemoryFormat::channels_last},
+}};
 enum class OptimizerKernels {
   per_tensor,    // a few kernels per parameter tensor (PyTorch for-loop optimizers, MXNet)
   multi_tensor,  // foreach / multi-tensor apply: kernels over groups of tensors
