@@ -145,9 +145,17 @@ double fastest_tiling_s(const AcceleratorSpec& a, const GemmShape& g, bool atten
 //   161x700 5x20/2); priced at 8 channels they came out 80% too fast, and at the tile's depth
 //   the forward fp16 series' shape went from 79% to 29%. Later libraries pack several taps into
 //   one tile's depth for such layers (CUTLASS's kFewChannels and kFixedChannels iterators), and
-//   keep the vector's padding only. The weight gradient reduces over positions; its channels
-//   are output columns and keep the vector's padding.
-double channel_padded(GemmShape& g, const GemmChannels& c, Dtype math, bool per_tap) {
+//   keep the vector's padding only.
+// - The weight gradient reduces over positions; the filter's taps sit in its output columns
+//   (N = C x R x S), and there the per-tap libraries pad its input channels the same way: they
+//   load the activations one tap and one 64-byte interval of channels at a time in every pass.
+//   DeepBench's V100 fp16 first layers (C1 161x700 5x20/2, cuDNN 7.6) take 7.1-8.7x their fp32
+//   time in the weight gradient as in the forward (7.5-8.3x), the T4's C1 and C3 ones 1.4-5.4x;
+//   priced with the vector's padding alone they came out 2-6x too fast, and with the tile's
+//   depth deepbench_conv's shape went from 30.3% / 29.2% to 25.0% / 24.7%. Its output filters
+//   (M) keep the vector's padding.
+double channel_padded(GemmShape& g, const GemmChannels& c, Dtype math, bool per_tap,
+                      bool weight_gradient) {
   const double vector = 16.0 / dtype_bytes(math);
   const double tile_depth = per_tap ? 64.0 / dtype_bytes(math) : vector;
   double factor = 1;
@@ -158,7 +166,7 @@ double channel_padded(GemmShape& g, const GemmChannels& c, Dtype math, bool per_
     factor *= padded / channels;
   };
   pad(g.m, c.m, vector);
-  pad(g.n, c.n, vector);
+  pad(g.n, c.n, weight_gradient ? tile_depth : vector);
   pad(g.k, c.k, tile_depth);
   return factor;
 }
@@ -255,7 +263,8 @@ double kernel_body_s(const AcceleratorSpec& a, const Kernel& k) {
   if (is_compute_class(k.cls) && k.flops > 0) {
     math = math_dtype(a, k);
     if (k.cls == KernelClass::conv && matrix_unit_math(a, math)) {
-      flops *= channel_padded(gemm, k.channels, math, !a.kernels.conv_few_channel_kernels);
+      flops *= channel_padded(gemm, k.channels, math, !a.kernels.conv_few_channel_kernels,
+                              k.weight_gradient);
     }
     const auto peak = a.peak(math);
     double eff = a.kernels.effective_compute(k.cls, math);

@@ -1,9 +1,9 @@
 // Tensor-core convolutions load channels in 16-byte vectors, so a channel count that is not a
 // multiple of 8 (fp16, bf16) or 4 (tf32) is padded with zeros and priced as the padded
 // convolution; where the library has no few-channel kernels (cuDNN 7: Volta, Turing), the
-// channels reduced over at each filter tap (C forward, K for the data gradient) pad further, to
-// the tile's 64-byte depth (32 fp16). SIMT math (fp32, Pascal's fp16) computes the real channels
-// only.
+// channels that share a GEMM dimension with the filter's taps (C forward and in the weight
+// gradient's columns, K for the data gradient) pad further, to the tile's 64-byte depth (32
+// fp16). SIMT math (fp32, Pascal's fp16) computes the real channels only.
 #include <catch2/catch.hpp>
 
 #include <cstdint>
@@ -42,8 +42,10 @@ TEST_CASE(
     INFO(what);
     // The kernel's FLOPs stay the real work (what MFU counts); only its time pads.
     CHECK(conv_kernel(3, what).flops * 8 == Approx(conv_kernel(8, what).flops * 3));
-    const bool per_tap = what == std::string_view("conv fwd");
-    // V100 fp16 (tensor cores): 3 channels cost what 8 do; reduced over at each tap, what 32 do.
+    // The input channels sit beside the taps forward (the reduction) and in the weight gradient
+    // (its output columns); the data gradient's input channels are its output columns alone.
+    const bool per_tap = what != std::string_view("conv dgrad");
+    // V100 fp16 (tensor cores): 3 channels cost what 8 do; beside the taps, what 32 do.
     CHECK(body_s("v100-sxm2-16gb", 3, what, Dtype::fp16) ==
           Approx(body_s("v100-sxm2-16gb", per_tap ? 32 : 8, what, Dtype::fp16)).epsilon(0.05));
     // A100 TF32 (few-channel kernels): 4 fp32 elements make a 16-byte vector, so 3 channels
@@ -71,4 +73,25 @@ TEST_CASE(
     CHECK(body_s("v100-sxm2-16gb", 2 * aligned, what, Dtype::fp16) >
           1.5 * body_s("v100-sxm2-16gb", aligned, what, Dtype::fp16));
   }
+}
+
+TEST_CASE("on cuDNN 7 a first layer's fp16 weight gradient pays the tap padding as its forward does") {
+  // DeepBench's V100 (cuDNN 7.6) times ResNet's first layer, C3 224x224 7x7/2, at 2.5x its fp32
+  // time in fp16 for the weight gradient and 1.5x forward; its C1 161x700 5x20/2 layer 7.1-8.7x
+  // and 7.5-8.3x (tests/reference_data/deepbench_train_conv.csv). A weight gradient that padded
+  // its 3 channels to one 8-wide vector only came out at 0.64x fp32's.
+  const auto lib = trainsim::cli::load_profile_library({});
+  const auto wgrad_s = [&](const char* accelerator, Dtype dtype) {
+    return trainsim::sim::kernel_body_s(
+        lib.accelerator(accelerator, "test"),
+        trainsim::models::instantiate(
+            trainsim::test::conv_kernel({3, 224, 224}, trainsim::models::conv_spec(64, 7, 2),
+                                        "conv wgrad"),
+            16, dtype));
+  };
+  CHECK(wgrad_s("v100-sxm2-16gb", Dtype::fp16) > 1.5 * wgrad_s("v100-sxm2-16gb", Dtype::fp32));
+  CHECK(wgrad_s("t4", Dtype::fp16) > 1.2 * wgrad_s("t4", Dtype::fp32));
+  // Libraries with few-channel kernels (Ampere's cuDNN 8) keep one vector's padding: the same
+  // gradient in fp16 takes less than its TF32 time.
+  CHECK(wgrad_s("a100-sxm4-40gb", Dtype::fp16) < wgrad_s("a100-sxm4-40gb", Dtype::tf32));
 }
