@@ -153,6 +153,15 @@ void show_framework(std::ostream& os, const sim::FrameworkSpec& f) {
          : f.optimizer_kernels == sim::OptimizerKernels::multi_tensor ? "multi_tensor"
                                                                       : "fused")
      << " (" << f.tensors_per_optimizer_kernel << " tensors per kernel)\n";
+  os << "  instructions per element of memory-bound kernels ";
+  bool any = false;
+  for (const auto& [name, math] : sim::kElementMathNames) {
+    const double n = f.element_instructions[static_cast<std::size_t>(math)];
+    if (n <= 0) continue;
+    os << (any ? ", " : "") << name << " " << sim::format_significant(n, 3);
+    any = true;
+  }
+  os << (any ? "\n" : "none (priced on DRAM alone)\n");
 }
 
 void show_link(std::ostream& os, const sim::LinkSpec& l, const std::string& indent = "  ") {

@@ -363,6 +363,8 @@ std::vector<ValidationPoint> deepbench_lstm(const sim::ProfileLibrary& lib, Kern
 std::vector<ValidationPoint> h200_memory_kernels(const sim::ProfileLibrary& lib) {
   std::vector<ValidationPoint> out;
   const sim::AcceleratorSpec a = lib.accelerator("h200", "reference table");
+  // PyTorch eager's kernels (sim::FrameworkSpec::element_instructions).
+  const sim::FrameworkSpec framework = lib.framework("pytorch_eager", "reference table");
   for_each_row(embedded_table("h200_kernels_memory.csv"), [&](const TableRow& r) {
     const auto dtype = sim::parse_step_precision(r.at("precision"));
     const auto elements = r.number("elements"), bytes = r.number("bytes_moved"),
@@ -372,17 +374,24 @@ std::vector<ValidationPoint> h200_memory_kernels(const sim::ProfileLibrary& lib)
     sim::Kernel k;
     k.dtype = *dtype;
     k.bytes = *bytes;
+    auto math = sim::ElementMath::none;
     if (op == "copy") {
       k.cls = sim::KernelClass::copy;
     } else if (op == "sum") {
       k.cls = sim::KernelClass::reduction;
     } else if (op.starts_with("layer_norm")) {
       k.cls = sim::KernelClass::normalization;
+      math = sim::ElementMath::layer_norm;
     } else if (op.starts_with("softmax")) {
       k.cls = sim::KernelClass::softmax;
+      math = sim::ElementMath::softmax;
     } else {
-      k.cls = sim::KernelClass::elementwise;  // add, relu, gelu, dropout
+      k.cls = sim::KernelClass::elementwise;           // add, relu, gelu, dropout
+      if (op == "gelu") math = sim::ElementMath::erf;  // F.gelu's exact (erf) form
+      if (op == "dropout") math = sim::ElementMath::philox;
     }
+    k.issue_instructions =
+        *elements * framework.element_instructions[static_cast<std::size_t>(math)];
     ValidationPoint p;
     p.series = "h200 " + r.at("precision") + " " + op;
     p.x = *elements;

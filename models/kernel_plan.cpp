@@ -337,6 +337,7 @@ void layer_launches(const Scenario& s, const Layer& l, Pass pass, double batch,
     if (!rewrite && in_fp32 && k.cls == sim::KernelClass::softmax) autocast_cast(k, out_elements);
     sim::Kernel kernel = instantiate(k, batch, in_fp32 ? sim::Dtype::fp32 : storage_dtype(s));
     kernel.dtype = compute_dtype(s, k.cls);
+    kernel.issue_instructions = issue_instructions(k, batch, s.framework);
     kernel.channels_first = s.framework.memory_format == sim::MemoryFormat::channels_first;
     if (k.cls == sim::KernelClass::elementwise && can_fold()) {
       fold_into_producer(kernel, k.repeat);

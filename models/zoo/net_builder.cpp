@@ -88,6 +88,13 @@ KernelSpec mem_spec(const char* what, KernelClass cls, double act_elements,
   return k;
 }
 
+// `k` applying `math` to `elements` elements per sample (sim::Kernel::element_math).
+KernelSpec with_math(KernelSpec k, sim::ElementMath math, double elements) {
+  k.element_math = math;
+  k.math_elements = elements;
+  return k;
+}
+
 // Autograd summing a second gradient of `elements` activation elements into the first
 // (torch/csrc/autograd/input_buffer.cpp, InputBuffer::add): an add reading two, writing one.
 KernelSpec grad_accumulate_spec(const char* what, double elements) {
@@ -440,7 +447,9 @@ Tensor NetBuilder::layer_norm(const Tensor& in) {
   // One row per block forward; backward is PyTorch's two kernels: the input gradient, then the
   // gamma/beta column reductions.
   const double f = static_cast<double>(in.features());
-  fwd(mem_spec("layernorm fwd", KernelClass::normalization, 2 * n, 2 * f, 0, kNormFwdFlops * n));
+  fwd(with_math(
+      mem_spec("layernorm fwd", KernelClass::normalization, 2 * n, 2 * f, 0, kNormFwdFlops * n),
+      sim::ElementMath::layer_norm, n));
   bwd_group();
   if (needs_grad(in)) {
     bwd(mem_spec("layernorm bwd", KernelClass::normalization, 3 * n, f, 0, kNormBwdInputFlops * n));
@@ -496,10 +505,17 @@ Tensor NetBuilder::activation(const Tensor& in, Activation kind) {
     save(in);
     return out;
   }
-  fwd(mem_spec("activation fwd", KernelClass::elementwise, 2 * n, 0, 0, c.fwd_flops * n));
+  // GELU's exact form evaluates erf forward and erf and exp backward (PyTorch's GeluCUDAKernelImpl
+  // and GeluBackwardCUDAKernelImpl); the other activations' exp and tanh are not priced apart.
+  const sim::ElementMath math =
+      kind == Activation::gelu ? sim::ElementMath::erf : sim::ElementMath::none;
+  fwd(with_math(mem_spec("activation fwd", KernelClass::elementwise, 2 * n, 0, 0, c.fwd_flops * n),
+                math, n));
   if (needs_grad(in)) {
     bwd_group();
-    bwd(mem_spec("activation bwd", KernelClass::elementwise, 3 * n, 0, 0, c.bwd_flops * n));
+    bwd(with_math(
+        mem_spec("activation bwd", KernelClass::elementwise, 3 * n, 0, 0, c.bwd_flops * n), math,
+        n));
   }
   save(c.saves_output ? out : in);
   return out;
@@ -514,7 +530,8 @@ Tensor NetBuilder::dropout(const Tensor& in) {
     // tf.nn.dropout in TF 1.15 (tensorflow/python/ops/nn_ops.py, dropout_v2): random_uniform,
     // keep_mask = random >= rate (one byte per element), x * scale, cast(keep_mask) and the
     // product, each its own kernel; backward, the two products' gradients.
-    fwd(mem_spec("dropout random", KernelClass::elementwise, n, 0, 0, n));
+    fwd(with_math(mem_spec("dropout random", KernelClass::elementwise, n, 0, 0, n),
+                  sim::ElementMath::philox, n));
     fwd(mem_spec("dropout keep mask", KernelClass::elementwise, n, 0, n, n));
     fwd(mem_spec("dropout scale", KernelClass::elementwise, 2 * n, 0, 0, n));
     fwd(mem_spec("dropout mask cast", KernelClass::elementwise, n, 0, n, 0));
@@ -527,7 +544,9 @@ Tensor NetBuilder::dropout(const Tensor& in) {
     return out;
   }
   // The mask is one byte per element (PyTorch's fused dropout keeps a bool mask).
-  fwd(mem_spec("dropout fwd", KernelClass::elementwise, 2 * n, 0, n, kDropoutFwdFlops * n));
+  fwd(with_math(
+      mem_spec("dropout fwd", KernelClass::elementwise, 2 * n, 0, n, kDropoutFwdFlops * n),
+      sim::ElementMath::philox, n));
   if (needs_grad(in)) {
     bwd_group();
     bwd(mem_spec("dropout bwd", KernelClass::elementwise, 2 * n, 0, n, n));
@@ -790,11 +809,13 @@ Tensor NetBuilder::attention(const Tensor& q, const Tensor& k, const Tensor& v, 
                         {sq, sk, dh, h}, BatchDim::batch)));
   fwd(unfused(
       mem_spec("attention scale+mask", KernelClass::elementwise, 2 * scores, 0, 0, 2 * scores)));
-  fwd(unfused(mem_spec("attention softmax", KernelClass::softmax, 2 * scores, 0, 0,
-                       kSoftmaxFwdFlops * scores)));
+  fwd(unfused(with_math(mem_spec("attention softmax", KernelClass::softmax, 2 * scores, 0, 0,
+                                 kSoftmaxFwdFlops * scores),
+                        sim::ElementMath::softmax, scores)));
   if (with_dropout) {
-    fwd(unfused(mem_spec("attention dropout", KernelClass::elementwise, 2 * scores, 0, scores,
-                         dropout_fwd)));
+    fwd(unfused(with_math(
+        mem_spec("attention dropout", KernelClass::elementwise, 2 * scores, 0, scores, dropout_fwd),
+        sim::ElementMath::philox, scores)));
   }
   fwd(unfused(gemm_spec("attention PV", KernelClass::gemm, h * one, scores + ke + qe, 0,
                         {sq, dh, sk, h}, BatchDim::batch)));
@@ -990,7 +1011,9 @@ void NetBuilder::loss(const Tensor& logits) {
   // cross_entropy = log_softmax + nll_loss forward; backward: nll's gradient (zero-filled, one
   // value per row scattered) and log_softmax's.
   const double rows = n / static_cast<double>(logits.features());
-  fwd(mem_spec("log_softmax fwd", KernelClass::softmax, 2 * n, 0, 0, kSoftmaxFwdFlops * n));
+  fwd(with_math(
+      mem_spec("log_softmax fwd", KernelClass::softmax, 2 * n, 0, 0, kSoftmaxFwdFlops * n),
+      sim::ElementMath::softmax, n));
   fwd(mem_spec("nll_loss fwd", KernelClass::gather, 2 * rows, 0, 8 * rows));
   bwd_group();
   bwd(mem_spec("nll_loss bwd", KernelClass::copy, n, 0, 8 * rows));
@@ -1310,8 +1333,9 @@ Tensor NetBuilder::additive_attention(const Tensor& query, const Tensor& keys, c
   fwd(mem_spec("additive attention tanh", KernelClass::elementwise, 2 * n, 0, 0,
                tanh.fwd_flops * n));
   fwd(mem_spec("additive attention score", KernelClass::reduction, n + probs, 0, 0, 2 * n));
-  fwd(mem_spec("additive attention softmax", KernelClass::softmax, 2 * probs, 0, 0,
-               kSoftmaxFwdFlops * probs));
+  fwd(with_math(mem_spec("additive attention softmax", KernelClass::softmax, 2 * probs, 0, 0,
+                         kSoftmaxFwdFlops * probs),
+                sim::ElementMath::softmax, probs));
   fwd(gemm_spec("additive attention context", KernelClass::gemm, 2 * context_macs,
                 probs + sk * dv + sq * dv, 0, {sq, dv, sk, 1}, BatchDim::m));
   bwd_group();

@@ -107,6 +107,12 @@ sim::Kernel instantiate(const KernelSpec& k, double batch, sim::Dtype dtype) {
   return out;
 }
 
+double issue_instructions(const KernelSpec& k, double batch, const sim::FrameworkSpec& framework) {
+  if (k.element_math == sim::ElementMath::none) return 0;
+  return k.math_elements * batch *
+         framework.element_instructions[static_cast<std::size_t>(k.element_math)];
+}
+
 double ZooModel::input_bytes_per_sample() const {
   double elements = 1;
   for (const auto d : input_shape)

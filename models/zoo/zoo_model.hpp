@@ -85,7 +85,10 @@ struct KernelSpec {
   double input_channels = 0;
   double transpose_act_elements = 0;
   double transpose_param_elements = 0;
-  double raw_bytes = 0;        // per sample, independent of the dtype
+  double raw_bytes = 0;  // per sample, independent of the dtype
+  // A memory-bound kernel's per-element arithmetic and its elements per sample (sim::Kernel's).
+  sim::ElementMath element_math = sim::ElementMath::none;
+  double math_elements = 0;
   sim::GemmShape gemm;         // compute classes: the GEMM view, per sample along batch_dim
   sim::GemmChannels channels;  // convolutions: the channels in each GEMM dimension
   BatchDim batch_dim = BatchDim::none;
@@ -123,6 +126,10 @@ struct KernelSpec {
 // the operands' strides in the row-major layouts PyTorch passes to cuBLAS (x @ W^T, dy @ W,
 // dy^T @ x), the rows never.
 sim::Kernel instantiate(const KernelSpec& k, double batch, sim::Dtype dtype);
+
+// The SIMT instructions `k`'s per-element arithmetic issues for `batch` samples as `framework`'s
+// kernels implement it (sim::Kernel::issue_instructions), 0 where it names none.
+double issue_instructions(const KernelSpec& k, double batch, const sim::FrameworkSpec& framework);
 
 // The structure tensor parallelism needs to split a transformer entry as Megatron-LM does
 // (Shoeybi et al. 2019, "Megatron-LM", Sec. 3): attention by heads (key/value heads under

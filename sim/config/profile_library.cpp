@@ -352,6 +352,15 @@ FrameworkSpec read_framework(JsonReader& r) {
                   {"fused", OptimizerKernels::fused}});
   f.tensors_per_optimizer_kernel = static_cast<int>(opt.integer_or("tensors_per_kernel", 1, 1));
   opt.done();
+  if (auto issue = r.optional_object("element_instructions")) {
+    for (const auto& [name, math] : kElementMathNames) {
+      if (issue->has(name)) {
+        f.element_instructions[static_cast<std::size_t>(math)] =
+            issue->number(name, Bound::positive);
+      }
+    }
+    issue->done();
+  }
   r.done();
   return f;
 }

@@ -3,6 +3,9 @@
 // dtype, its arithmetic and its DRAM traffic, plus the GEMM view that wave quantisation needs.
 // Device-independent: sim/hw/kernel_model.hpp turns it into time on an accelerator.
 
+#include <array>
+#include <utility>
+
 #include "sim/hw/dtype.hpp"
 
 namespace trainsim::sim {
@@ -32,6 +35,29 @@ const char* kernel_class_name(KernelClass c);
 // True for the classes priced against peak FLOP/s (gemm, conv, depthwise_conv, attention,
 // recurrent); false for the memory-bound ones.
 bool is_compute_class(KernelClass c);
+
+// The arithmetic a memory-bound kernel does per element where it is heavy enough to bound the
+// kernel on the SMs' instruction issue instead of DRAM: PyTorch computes 16-bit pointwise and row
+// ops in fp32 (aten/src/ATen/OpMathType.h, opmath_type: float for Half and BFloat16), so such an
+// op's instructions per element stay what they are in fp32 while its bytes halve. The H200's
+// bf16 GELU, dropout, softmax and layer norm (tests/reference_data/h200_kernels_memory.csv, 2^28
+// elements) move 0.59-0.78 G elements per ms where its bf16 copy and ReLU move 1.04, and their
+// fp32 kernels run at the copy's rate; FrameworkSpec::element_instructions prices each.
+enum class ElementMath {
+  none,
+  erf,         // GELU's exact form, 0.5 x (1 + erf(x / sqrt 2)), forward and backward
+  philox,      // dropout's draw: Philox-4x32-10 counter-based random numbers (curand_philox4x32_10)
+  softmax,     // a row's max, exp and sum, then the normalised write (softmax, log_softmax)
+  layer_norm,  // a row's Welford mean and variance, then the affine normalisation
+};
+inline constexpr int kElementMathCount = 5;
+inline constexpr std::array<std::pair<const char*, ElementMath>, kElementMathCount - 1>
+    kElementMathNames{{
+        {"erf", ElementMath::erf},
+        {"philox", ElementMath::philox},
+        {"softmax", ElementMath::softmax},
+        {"layer_norm", ElementMath::layer_norm},
+    }};
 
 // A GEMM C[m x n] (+)= A[m x k] B[k x n], `batch` independent ones (batched GEMM, attention
 // heads x samples). Convolutions use their implicit-GEMM view. Empty (all 0) for memory kernels.
@@ -93,6 +119,9 @@ struct Kernel {
   bool nchw_gemm = false;
   double input_channels = 0;  // the layer's input channels (below one 16-byte vector: NCHW read)
   double transpose_elements = 0;  // elements of the three tensors transposed
+  // The SIMT instructions a memory-bound kernel's per-element arithmetic issues in all
+  // (FrameworkSpec::element_instructions times its elements; kernel_model.cpp, element_issue_s).
+  double issue_instructions = 0;
 };
 
 }  // namespace trainsim::sim

@@ -222,6 +222,16 @@ double memory_efficiency(const AcceleratorSpec& a, KernelClass c) {
 
 }  // namespace
 
+double element_issue_s(const AcceleratorSpec& a, const Kernel& k) {
+  const auto fp32 = a.peak(Dtype::fp32);
+  if (k.issue_instructions <= 0 || !fp32) return 0;
+  // One lane operation per FP32 lane per clock: half the FMA peak at the rated clock (a
+  // memory-bound kernel draws too little power to throttle it: sustained_clock_fraction is for
+  // dense math).
+  const double lane_ops_per_s = *fp32 / 2;
+  return k.issue_instructions / lane_ops_per_s;
+}
+
 double sustained_clock_fraction(const AcceleratorSpec& a, Dtype math) {
   const KernelEfficiency& e = a.kernels;
   if (!a.board_power_w || !a.boost_clock_hz || e.sustained_clock_hz <= 0 || e.unit_power_w <= 0 ||
@@ -396,7 +406,7 @@ double kernel_body_s(const AcceleratorSpec& a, const Kernel& k) {
                                  : 0.0;
     return best_s + latency_s;
   }
-  return std::max(winograd_s > 0 ? winograd_s : compute_s, memory_s);
+  return std::max({winograd_s > 0 ? winograd_s : compute_s, memory_s, element_issue_s(a, k)});
 }
 
 int layout_transpose_launches(const AcceleratorSpec& a, const Kernel& k) {

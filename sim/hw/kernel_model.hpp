@@ -71,6 +71,11 @@ double kernel_time_s(const AcceleratorSpec& a, const Kernel& k);
 int layout_transpose_launches(const AcceleratorSpec& a, const Kernel& k);
 double layout_transposes_s(const AcceleratorSpec& a, const Kernel& k);
 
+// The time a memory-bound kernel's arithmetic takes to issue (Kernel::issue_instructions) at
+// one instruction per FP32 lane per clock: half the device's fp32 FMA peak. The kernel takes the
+// longer of this and its DRAM time.
+double element_issue_s(const AcceleratorSpec& a, const Kernel& k);
+
 // The same without the device gap: the kernel's own duration, for work fused into a larger
 // kernel (e.g. the reductions inside one NCCL collective kernel).
 double kernel_body_s(const AcceleratorSpec& a, const Kernel& k);

@@ -255,6 +255,12 @@ struct FrameworkSpec {
   RnnKernels rnn = RnnKernels::cudnn;
   OptimizerKernels optimizer_kernels = OptimizerKernels::multi_tensor;
   int tensors_per_optimizer_kernel = 1;  // multi_tensor / fused: tensors per launch
+  // Per ElementMath: the SIMT instructions (FP32-lane operations) the framework's memory-bound
+  // kernels issue per element for that arithmetic, loads, conversions and reductions included;
+  // a property of the kernels' code, not of the device. 0 where the profile gives none (its
+  // kernels priced on DRAM alone). At the device's FP32 lane rate they bound a kernel from below
+  // (sim/hw/kernel_model.hpp, element_issue_s).
+  std::array<double, kElementMathCount> element_instructions{};
 };
 
 struct HostSpec {
