@@ -88,7 +88,8 @@ KernelSpec mem_spec(const char* what, KernelClass cls, double act_elements,
   return k;
 }
 
-// `k` applying `math` to `elements` elements per sample (sim::Kernel::element_math).
+// `k` applying `math` to `elements` elements per sample (KernelSpec::element_math; the
+// framework's FrameworkSpec::element_instructions prices it).
 KernelSpec with_math(KernelSpec k, sim::ElementMath math, double elements) {
   k.element_math = math;
   k.math_elements = elements;

@@ -42,6 +42,19 @@ std::string kernels_profile_tile(const std::string& entry) {
               "0.8, " + entry + "}, \"k_half\"");
 }
 
+// A framework profile whose host block's library launch is `library_launch`, with `extra` keys
+// after its optimizer.
+std::string framework_profile(const std::string& library_launch, const std::string& extra = "") {
+  return R"({"kind": "framework", "name": "f",
+  "host": {"forward_per_kernel": "5 us", "backward_per_kernel": "5 us",
+           "optimizer_per_kernel": "5 us", "per_step": "1 ms", "library_launch": ")" +
+         library_launch + R"(",
+           "syncs_per_step": 1},
+  "graph_launch": false, "fusion": "none", "mixed_precision": "autocast",
+  "rnn": "cudnn", "optimizer": {"kernels": "per_tensor"})" +
+         extra + "}";
+}
+
 }  // namespace
 
 HOSTILE("profile nested 100,000 deep", {"profiles", "show", "gpu", "--profile-dir", "@/"}, 2,
@@ -194,12 +207,7 @@ HOSTILE("kernels profile with a memory floor for a compute class",
 HOSTILE("framework profile with a negative library launch time",
         {"profiles", "list", "--profile-dir", "@/"}, 2,
         {"@/frameworks/f.json", "host.library_launch", "-7 us"},
-        {{"frameworks/f.json", R"({"kind": "framework", "name": "f",
-  "host": {"forward_per_kernel": "5 us", "backward_per_kernel": "5 us",
-           "optimizer_per_kernel": "5 us", "per_step": "1 ms", "library_launch": "-7 us",
-           "syncs_per_step": 1},
-  "graph_launch": false, "fusion": "none", "mixed_precision": "autocast",
-  "rnn": "cudnn", "optimizer": {"kernels": "per_tensor"}})"}})
+        {{"frameworks/f.json", framework_profile("-7 us")}})
 HOSTILE("framework profile without a library launch time",
         {"profiles", "list", "--profile-dir", "@/"}, 2,
         {"@/frameworks/f.json", "library_launch", "missing"},
@@ -211,23 +219,13 @@ HOSTILE("framework profile without a library launch time",
 HOSTILE("framework profile with negative instructions per element",
         {"profiles", "list", "--profile-dir", "@/"}, 2,
         {"@/frameworks/f.json", "element_instructions.erf", "-43"},
-        {{"frameworks/f.json", R"({"kind": "framework", "name": "f",
-  "host": {"forward_per_kernel": "5 us", "backward_per_kernel": "5 us",
-           "optimizer_per_kernel": "5 us", "per_step": "1 ms", "library_launch": "7 us",
-           "syncs_per_step": 1},
-  "graph_launch": false, "fusion": "none", "mixed_precision": "autocast",
-  "rnn": "cudnn", "optimizer": {"kernels": "per_tensor"},
-  "element_instructions": {"erf": -43}})"}})
+        {{"frameworks/f.json",
+          framework_profile("7 us", R"(, "element_instructions": {"erf": -43})")}})
 HOSTILE("framework profile pricing an arithmetic trainsim does not know",
         {"profiles", "list", "--profile-dir", "@/"}, 2,
         {"@/frameworks/f.json", "element_instructions", "unknown key 'tanh'"},
-        {{"frameworks/f.json", R"({"kind": "framework", "name": "f",
-  "host": {"forward_per_kernel": "5 us", "backward_per_kernel": "5 us",
-           "optimizer_per_kernel": "5 us", "per_step": "1 ms", "library_launch": "7 us",
-           "syncs_per_step": 1},
-  "graph_launch": false, "fusion": "none", "mixed_precision": "autocast",
-  "rnn": "cudnn", "optimizer": {"kernels": "per_tensor"},
-  "element_instructions": {"erf": 43, "tanh": 30}})"}})
+        {{"frameworks/f.json",
+          framework_profile("7 us", R"(, "element_instructions": {"erf": 43, "tanh": 30})")}})
 HOSTILE("cluster of 1e9 nodes", {"profiles", "list", "--profile-dir", "@/"}, 2,
         {"@/clusters/c.json: nodes: value 1000000000 is above the limit of 262144"},
         {{"clusters/c.json", with(cluster(""), "\"nodes\": 2", "\"nodes\": 1000000000")}})
