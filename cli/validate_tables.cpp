@@ -390,8 +390,7 @@ std::vector<ValidationPoint> h200_memory_kernels(const sim::ProfileLibrary& lib)
       if (op == "gelu") math = sim::ElementMath::erf;  // F.gelu's exact (erf) form
       if (op == "dropout") math = sim::ElementMath::philox;
     }
-    k.issue_instructions =
-        *elements * framework.element_instructions[static_cast<std::size_t>(math)];
+    k.issue_instructions = framework.issue_instructions(math, *elements);
     ValidationPoint p;
     p.series = "h200 " + r.at("precision") + " " + op;
     p.x = *elements;

@@ -108,9 +108,7 @@ sim::Kernel instantiate(const KernelSpec& k, double batch, sim::Dtype dtype) {
 }
 
 double issue_instructions(const KernelSpec& k, double batch, const sim::FrameworkSpec& framework) {
-  if (k.element_math == sim::ElementMath::none) return 0;
-  return k.math_elements * batch *
-         framework.element_instructions[static_cast<std::size_t>(k.element_math)];
+  return framework.issue_instructions(k.element_math, k.math_elements * batch);
 }
 
 double ZooModel::input_bytes_per_sample() const {

@@ -261,6 +261,12 @@ struct FrameworkSpec {
   // kernels priced on DRAM alone). At the device's FP32 lane rate they bound a kernel from below
   // (sim/hw/kernel_model.hpp, element_issue_s).
   std::array<double, kElementMathCount> element_instructions{};
+
+  // What this framework's kernels issue for `math` over `elements` elements (0 for none, or where
+  // the profile gives no count): sim::Kernel::issue_instructions.
+  double issue_instructions(ElementMath math, double elements) const {
+    return elements * element_instructions[static_cast<std::size_t>(math)];
+  }
 };
 
 struct HostSpec {
