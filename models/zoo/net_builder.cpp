@@ -288,17 +288,18 @@ Tensor NetBuilder::conv2d(const Tensor& in, const Conv2d& s) {
       s.groups == 1 && s.kernel_h == s.kernel_w && s.stride_h == 1 && s.stride_w == 1 && !dilated;
   const int winograd =
       square && (s.kernel_h == 3 || s.kernel_h == 5) ? static_cast<int>(s.kernel_h) : 0;
-  // A 1x1 stride-1 convolution over NCHW is a GEMM per sample (W[K x C] X[C x HW]): cuDNN runs
-  // it without converting the layout (kernel.hpp, Kernel::nchw_gemm).
-  const bool nchw_gemm = s.groups == 1 && s.kernel_h == 1 && s.kernel_w == 1 && s.stride_h == 1 &&
-                         s.stride_w == 1 && s.pad_h == 0 && s.pad_w == 0;
+  // A pointwise (1x1 stride-1 unpadded) convolution is a plain GEMM over the channels, per sample
+  // over NCHW (W[K x C] X[C x HW]): cuDNN runs it without converting the layout, and on Hopper
+  // hands it to cuBLASLt (kernel.hpp, Kernel::pointwise_gemm).
+  const bool pointwise_gemm = s.groups == 1 && s.kernel_h == 1 && s.kernel_w == 1 &&
+                              s.stride_h == 1 && s.stride_w == 1 && s.pad_h == 0 && s.pad_w == 0;
   const auto conv_spec = [&](const char* what, double act, sim::GemmShape shape,
                              sim::GemmChannels channels, BatchDim bd) {
     KernelSpec k = gemm_spec(what, cls, 2 * macs, act, weights, shape, bd);
     k.channels = channels;
     k.winograd_filter = winograd;
     k.dilated = dilated;
-    k.nchw_gemm = nchw_gemm;
+    k.pointwise_gemm = pointwise_gemm;
     k.input_channels = static_cast<double>(c_in);
     return k;
   };

@@ -81,7 +81,7 @@ struct KernelSpec {
   bool whole_k = false;  // a GEMM whose library never splits its reduction (sim::Kernel's)
   // A convolution's layout conversions under channels-first tensors (sim::Kernel's fields): the
   // activation elements per sample and the parameter elements its transposes read.
-  bool nchw_gemm = false;
+  bool pointwise_gemm = false;
   double input_channels = 0;
   double transpose_act_elements = 0;
   double transpose_param_elements = 0;

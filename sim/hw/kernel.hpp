@@ -113,10 +113,12 @@ struct Kernel {
   // A convolution's operands as the framework hands them to cuDNN, and what converting them takes:
   // cuDNN's tensor-core kernels compute in NHWC, so given channels-first (NCHW) tensors it
   // transposes the two operands into NHWC before the kernel and the result back after it, one
-  // kernel per tensor (kernel_model.cpp, layout_transposes_s). A 1x1 stride-1 convolution
-  // (`nchw_gemm`) is a plain GEMM over NCHW and needs none.
+  // kernel per tensor (kernel_model.cpp, layout_transposes_s). A pointwise (1x1, stride 1,
+  // unpadded, ungrouped) convolution (`pointwise_gemm`) is a plain GEMM over NCHW and needs none;
+  // where KernelEfficiency::pointwise_conv_gemm says so, its forward and data gradient are priced
+  // as the library GEMMs they run.
   bool channels_first = false;
-  bool nchw_gemm = false;
+  bool pointwise_gemm = false;
   double input_channels = 0;  // the layer's input channels (below one 16-byte vector: NCHW read)
   double transpose_elements = 0;  // elements of the three tensors transposed
   // The SIMT instructions a memory-bound kernel's per-element arithmetic issues in all

@@ -263,6 +263,16 @@ Dtype math_dtype(const AcceleratorSpec& a, const Kernel& k) {
   return matrix_unit_math(a, k.dtype) ? Dtype::fp32 : k.dtype;
 }
 
+// Whether the library runs convolution `k` as a plain GEMM: a pointwise convolution's forward or
+// data gradient on matrix units where the kernels profile says its convolution library hands
+// those to the BLAS library (KernelEfficiency::pointwise_conv_gemm). It is then priced as any
+// GEMM: the GEMM efficiency, split-K, the fill and drain (gemm_latency_s), no channel padding.
+// Its weight gradient stays a convolution (cuDNN's wgrad kernels in the same profiles).
+bool runs_as_gemm(const AcceleratorSpec& a, const Kernel& k) {
+  return a.kernels.pointwise_conv_gemm && k.cls == KernelClass::conv && k.pointwise_gemm &&
+         !k.weight_gradient && matrix_unit_math(a, math_dtype(a, k));
+}
+
 double kernel_body_s(const AcceleratorSpec& a, const Kernel& k) {
   double compute_s = 0;
   double winograd_s = 0;   // the compute time on Winograd's algorithm, where it applies
@@ -270,24 +280,25 @@ double kernel_body_s(const AcceleratorSpec& a, const Kernel& k) {
   Dtype math = k.dtype;
   GemmShape gemm = k.gemm;
   double flops = k.flops;
-  if (is_compute_class(k.cls) && k.flops > 0) {
+  const KernelClass cls = runs_as_gemm(a, k) ? KernelClass::gemm : k.cls;
+  if (is_compute_class(cls) && k.flops > 0) {
     math = math_dtype(a, k);
-    if (k.cls == KernelClass::conv && matrix_unit_math(a, math)) {
+    if (cls == KernelClass::conv && matrix_unit_math(a, math)) {
       flops *= channel_padded(gemm, k.channels, math, !a.kernels.conv_few_channel_kernels,
                               k.weight_gradient);
     }
     const auto peak = a.peak(math);
-    double eff = a.kernels.effective_compute(k.cls, math);
+    double eff = a.kernels.effective_compute(cls, math);
     const double wgrad = a.kernels.conv_weight_gradient[static_cast<std::size_t>(math)];
-    if (k.weight_gradient && k.cls == KernelClass::conv && wgrad > 0) eff *= wgrad;
+    if (k.weight_gradient && cls == KernelClass::conv && wgrad > 0) eff *= wgrad;
     const double strided = a.kernels.conv_strided_data_gradient[static_cast<std::size_t>(math)];
-    if (k.strided_data_gradient && k.cls == KernelClass::conv && strided > 0) eff *= strided;
+    if (k.strided_data_gradient && cls == KernelClass::conv && strided > 0) eff *= strided;
     const double unaligned = a.kernels.unaligned_gemm[static_cast<std::size_t>(math)];
-    if (k.cls == KernelClass::gemm && k.unaligned && unaligned > 0 && matrix_unit_math(a, math))
+    if (cls == KernelClass::gemm && k.unaligned && unaligned > 0 && matrix_unit_math(a, math))
       eff *= unaligned;
     if (!peak || eff <= 0) {
       throw std::invalid_argument(a.name + " (kernels " + a.kernels.name + ") has no " +
-                                  dtype_name(math) + " path for " + kernel_class_name(k.cls) +
+                                  dtype_name(math) + " path for " + kernel_class_name(cls) +
                                   " kernels");
     }
     flops_per_s = *peak * sustained_clock_fraction(a, math);
@@ -296,7 +307,7 @@ double kernel_body_s(const AcceleratorSpec& a, const Kernel& k) {
         k.winograd_filter == 3 ? a.kernels.winograd_gain[static_cast<std::size_t>(math)] : 0.0;
     if (gain > 1) winograd_s = compute_s / gain;
   }
-  const double bw_bytes_per_s = a.memory_bw_bytes_per_s * memory_efficiency(a, k.cls);
+  const double bw_bytes_per_s = a.memory_bw_bytes_per_s * memory_efficiency(a, cls);
   const double memory_s = k.bytes > 0 ? k.bytes / bw_bytes_per_s : 0.0;
   if (compute_s > 0 && gemm.m > 0 && gemm.n > 0 && gemm.k > 0) {
     // The library picks the tiling that finishes first. Split-K fills idle SMs, but its partial
@@ -311,7 +322,7 @@ double kernel_body_s(const AcceleratorSpec& a, const Kernel& k) {
     // 27.6% / 27.1%, its small-M forward layers (7x7 maps) no longer priced as if they filled
     // the device. Nor do GEMMs marked whole_k (cuDNN's RNN weight gradient: net_builder.cpp,
     // lstm).
-    const bool split_k = (k.cls != KernelClass::conv || k.weight_gradient) && !k.whole_k;
+    const bool split_k = (cls != KernelClass::conv || k.weight_gradient) && !k.whole_k;
     // A split GEMM's slices of K each produce a partial output in fp32. GEMMs sum them within
     // the kernel (their partials priced as DRAM traffic under its compute). cuDNN's
     // backward-filter algorithms sum them outside it: ALGO_0 and ALGO_3 add each slice into the
@@ -324,11 +335,11 @@ double kernel_body_s(const AcceleratorSpec& a, const Kernel& k) {
     // splitKreduce_kernel runs after its split-K GEMMs), DeepBench's GEMM table rose from 11.5% /
     // 14.8% to 13.1% / 15.8%: its small split GEMMs (M 512-1024, N 16-32, K 512) came out 40-80%
     // too slow, so cuBLAS's are taken to sum within the kernel.
-    const bool reduce_apart = k.cls == KernelClass::conv && k.weight_gradient;
+    const bool reduce_apart = cls == KernelClass::conv && k.weight_gradient;
     // cuBLAS's GEMMs and cuDNN's recurrent steps (cuDNN's RNN calls cuBLAS's kernels; its
     // convolutions have kernels of their own).
     const bool library_simt =
-        !matrix_units && (k.cls == KernelClass::gemm || k.cls == KernelClass::recurrent);
+        !matrix_units && (cls == KernelClass::gemm || cls == KernelClass::recurrent);
     const auto tiled_s = [&](const GemmShape& view, double view_compute_s, double view_memory_s,
                              bool view_split_k) {
       const double partial_bytes = view.m * view.n * view.batch * 4;
@@ -339,7 +350,7 @@ double kernel_body_s(const AcceleratorSpec& a, const Kernel& k) {
         const double partials_s = (apart ? 1 : 2) * (split - 1) * partial_bytes / bw_bytes_per_s;
         // Memory time at the device's bandwidth, or, in a recurrent step, at what its blocks draw.
         const double slower =
-            k.cls == KernelClass::recurrent
+            cls == KernelClass::recurrent
                 ? std::max(1.0, bw_bytes_per_s / blocks_bw_bytes_per_s(a, view, tm, tn))
                 : 1.0;
         const double gemm_s =
@@ -347,8 +358,8 @@ double kernel_body_s(const AcceleratorSpec& a, const Kernel& k) {
         if (!apart) return gemm_s;
         return gemm_s + a.kernel_launch_overhead_s + (split + 1) * partial_bytes / bw_bytes_per_s;
       };
-      return fastest_tiling_s(a, view, k.cls == KernelClass::attention, matrix_units, view_split_k,
-                              library_simt, k.cls == KernelClass::conv, time_s);
+      return fastest_tiling_s(a, view, cls == KernelClass::attention, matrix_units, view_split_k,
+                              library_simt, cls == KernelClass::conv, time_s);
     };
     double best_s = tiled_s(gemm, compute_s, memory_s, split_k);
     // And the algorithm: cuDNN's autotuner (cudnnFind*, PyTorch's benchmark mode) keeps the
@@ -401,7 +412,7 @@ double kernel_body_s(const AcceleratorSpec& a, const Kernel& k) {
                                          expansion * memory_s, true));
     }
     // The library GEMM's fill and drain on matrix units (KernelEfficiency::gemm_latency_s).
-    const double latency_s = k.cls == KernelClass::gemm && matrix_units
+    const double latency_s = cls == KernelClass::gemm && matrix_units
                                  ? a.kernels.gemm_latency_s[static_cast<std::size_t>(math)]
                                  : 0.0;
     return best_s + latency_s;
@@ -410,7 +421,7 @@ double kernel_body_s(const AcceleratorSpec& a, const Kernel& k) {
 }
 
 int layout_transpose_launches(const AcceleratorSpec& a, const Kernel& k) {
-  if (k.cls != KernelClass::conv || !k.channels_first || k.nchw_gemm ||
+  if (k.cls != KernelClass::conv || !k.channels_first || k.pointwise_gemm ||
       !a.kernels.nchw_tensor_core_transposes) {
     return 0;
   }

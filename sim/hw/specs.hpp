@@ -128,6 +128,11 @@ struct KernelEfficiency {
   // iterators for first layers of 1-8 channels). Where not, the channels a convolution reduces
   // over pad to the tile's depth at every tap (sim/hw/kernel_model.cpp, channel_padded).
   bool conv_few_channel_kernels = true;
+  // Whether the convolution library hands a pointwise convolution's forward and data gradient
+  // (1x1, stride 1, unpadded, ungrouped: Kernel::pointwise_gemm, a plain GEMM over the channels)
+  // on matrix units to the BLAS library's GEMM kernels, which are priced as GEMMs
+  // (sim/hw/kernel_model.cpp, kernel_body_s).
+  bool pointwise_conv_gemm = false;
 
   // The efficiency for (class, dtype): the given value, else bf16 <-> fp16 share one (same tensor
   // cores, same libraries), else 0 (no path).

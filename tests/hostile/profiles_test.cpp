@@ -163,6 +163,10 @@ HOSTILE("kernels profile whose dilated-convolution switch is a string",
         {"profiles", "list", "--profile-dir", "@/"}, 2,
         {"@/kernels/arch.json", "dilated_conv_tensor_cores", "yes"},
         {{"kernels/arch.json", kernels_profile("\"dilated_conv_tensor_cores\": \"yes\"")}})
+HOSTILE("kernels profile whose pointwise-convolution switch is a number",
+        {"profiles", "list", "--profile-dir", "@/"}, 2,
+        {"@/kernels/arch.json", "pointwise_conv_gemm", "1"},
+        {{"kernels/arch.json", kernels_profile("\"pointwise_conv_gemm\": 1")}})
 HOSTILE("kernels profile offering nonfused Winograd for 4x4 filters",
         {"profiles", "list", "--profile-dir", "@/"}, 2,
         {"@/kernels/arch.json", "winograd_nonfused", "expected filter sizes 3 or 5, got 4"},
