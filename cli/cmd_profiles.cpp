@@ -106,6 +106,8 @@ void show_kernels(std::ostream& os, const sim::KernelEfficiency& k) {
             k.conv_strided_data_gradient);
   per_dtype("GEMMs on matrix units with a dimension not a whole 16-byte vector at this fraction:",
             k.unaligned_gemm);
+  per_dtype("of those, with a stride not a whole 4-byte word (no cp.async) at this fraction:",
+            k.sub_word_aligned_gemm);
   if (k.sustained_clock_hz > 0) {
     os << "  sustained clock under dense math: "
        << sim::format_significant(k.sustained_clock_hz / 1e6, 5) << " MHz at "

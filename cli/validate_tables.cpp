@@ -188,6 +188,9 @@ std::vector<ValidationPoint> deepbench_gemm(const sim::ProfileLibrary& lib, Kern
     sim::Kernel g = models::instantiate(layers[0].fwd_kernels.at(0), 1, k->dtype);
     g.unaligned = std::any_of(strides.begin(), strides.end(),
                               [&](double d) { return !sim::whole_16_byte_vectors(d, k->dtype); });
+    g.sub_word_aligned = std::any_of(strides.begin(), strides.end(), [&](double d) {
+      return !sim::whole_4_byte_words(d, k->dtype);
+    });
     p.predicted = 1e3 * sim::kernel_time_s(k->accelerator, g);
     out.push_back(p);
   });

@@ -87,9 +87,14 @@ sim::Kernel instantiate(const KernelSpec& k, double batch, sim::Dtype dtype) {
   out.input_channels = k.input_channels;
   out.transpose_elements = k.transpose_act_elements * batch + k.transpose_param_elements;
   if (k.cls == sim::KernelClass::gemm) {
-    const auto misaligned = [&](double d) { return !sim::whole_16_byte_vectors(d, dtype); };
-    out.unaligned = (k.batch_dim != BatchDim::m && misaligned(k.gemm.m)) || misaligned(k.gemm.n) ||
-                    (k.batch_dim != BatchDim::k && misaligned(k.gemm.k));
+    // A linear layer's strides are its feature counts (m where the rows are in n or k, n, and k
+    // where the rows are in m), never its rows.
+    const auto any_stride = [&](auto&& misaligned) {
+      return (k.batch_dim != BatchDim::m && misaligned(k.gemm.m)) || misaligned(k.gemm.n) ||
+             (k.batch_dim != BatchDim::k && misaligned(k.gemm.k));
+    };
+    out.unaligned = any_stride([&](double d) { return !sim::whole_16_byte_vectors(d, dtype); });
+    out.sub_word_aligned = any_stride([&](double d) { return !sim::whole_4_byte_words(d, dtype); });
   }
   switch (k.batch_dim) {
     case BatchDim::none:

@@ -107,6 +107,9 @@ struct Kernel {
   // A GEMM with an operand stride (a leading dimension) that is not a whole number of 16-byte
   // vectors of its dtype: priced at the GEMM efficiency times KernelEfficiency::unaligned_gemm.
   bool unaligned = false;
+  // Of those, one whose stride is not even a whole number of 4-byte words (an odd number of
+  // 16-bit elements): priced at KernelEfficiency::sub_word_aligned_gemm instead, where given.
+  bool sub_word_aligned = false;
   // A dilated convolution (dilation > 1): libraries may lack tensor-core algorithms for it
   // (KernelEfficiency::dilated_conv_tensor_cores; kernel_model.cpp, math_dtype).
   bool dilated = false;

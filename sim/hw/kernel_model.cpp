@@ -293,7 +293,10 @@ double kernel_body_s(const AcceleratorSpec& a, const Kernel& k) {
     if (k.weight_gradient && cls == KernelClass::conv && wgrad > 0) eff *= wgrad;
     const double strided = a.kernels.conv_strided_data_gradient[static_cast<std::size_t>(math)];
     if (k.strided_data_gradient && cls == KernelClass::conv && strided > 0) eff *= strided;
-    const double unaligned = a.kernels.unaligned_gemm[static_cast<std::size_t>(math)];
+    const auto d = static_cast<std::size_t>(math);
+    const double unaligned = k.sub_word_aligned && a.kernels.sub_word_aligned_gemm[d] > 0
+                                 ? a.kernels.sub_word_aligned_gemm[d]
+                                 : a.kernels.unaligned_gemm[d];
     if (cls == KernelClass::gemm && k.unaligned && unaligned > 0 && matrix_unit_math(a, math))
       eff *= unaligned;
     if (!peak || eff <= 0) {

@@ -41,6 +41,10 @@ bool whole_16_byte_vectors(double elements, Dtype d) {
   return std::fmod(elements * dtype_bytes(d), 16.0) == 0;
 }
 
+bool whole_4_byte_words(double elements, Dtype d) {
+  return std::fmod(elements * dtype_bytes(d), 4.0) == 0;
+}
+
 std::optional<Dtype> parse_step_precision(std::string_view name) {
   for (const auto& [n, d] : kStepPrecisionNames)
     if (name == n) return d;

@@ -93,6 +93,13 @@ struct KernelEfficiency {
   // 16'); a misaligned GEMM runs kernels without it. 0 where the profile gives none (aligned or
   // not, one efficiency).
   std::array<double, kDtypeCount> unaligned_gemm{};
+  // Per dtype: the same share for a GEMM an operand stride of which is not even a whole number
+  // of 4-byte words (Kernel::sub_word_aligned: an odd number of 16-bit elements, as GPT-2's
+  // 50,257-word vocabulary). Ampere's and Hopper's non-TMA GEMM kernels stage their tiles with
+  // cp.async, which copies 4, 8 or 16 bytes (PTX ISA, cp.async), so such an operand is loaded
+  // through registers, element by element (CUTLASS's align1 kernels). 0 where the profile gives
+  // none (priced at unaligned_gemm).
+  std::array<double, kDtypeCount> sub_word_aligned_gemm{};
   // Per dtype: what each of the library's GEMMs on matrix units (KernelClass::gemm) takes on top
   // of its tiles' work, whatever its size: the pipeline's fill and drain (Hopper's cuBLAS
   // kernels set up TMA descriptors and barriers, then wait a DRAM round trip before the first
