@@ -108,6 +108,9 @@ void show_kernels(std::ostream& os, const sim::KernelEfficiency& k) {
             k.unaligned_gemm);
   per_dtype("of those, with a stride not a whole 4-byte word (no cp.async) at this fraction:",
             k.sub_word_aligned_gemm);
+  per_dtype(
+      "GEMMs on matrix units with both operands MN-major (weight gradients) at this fraction:",
+      k.mn_major_gemm);
   if (k.sustained_clock_hz > 0) {
     os << "  sustained clock under dense math: "
        << sim::format_significant(k.sustained_clock_hz / 1e6, 5) << " MHz at "

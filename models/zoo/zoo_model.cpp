@@ -95,6 +95,9 @@ sim::Kernel instantiate(const KernelSpec& k, double batch, sim::Dtype dtype) {
     };
     out.unaligned = any_stride([&](double d) { return !sim::whole_16_byte_vectors(d, dtype); });
     out.sub_word_aligned = any_stride([&](double d) { return !sim::whole_4_byte_words(d, dtype); });
+    // A GEMM that reduces over the rows (a weight gradient) reads both operands across their
+    // feature-contiguous rows: both MN-major.
+    out.mn_major_operands = k.batch_dim == BatchDim::k;
   }
   switch (k.batch_dim) {
     case BatchDim::none:

@@ -110,6 +110,10 @@ struct Kernel {
   // Of those, one whose stride is not even a whole number of 4-byte words (an odd number of
   // 16-bit elements): priced at KernelEfficiency::sub_word_aligned_gemm instead, where given.
   bool sub_word_aligned = false;
+  // A GEMM both of whose operands are MN-major: it reduces over the dimension that both store
+  // strided, as a weight gradient reduces over the rows of activations stored feature-contiguous
+  // (dW = dY^T X). Priced at the GEMM efficiency times KernelEfficiency::mn_major_gemm.
+  bool mn_major_operands = false;
   // A dilated convolution (dilation > 1): libraries may lack tensor-core algorithms for it
   // (KernelEfficiency::dilated_conv_tensor_cores; kernel_model.cpp, math_dtype).
   bool dilated = false;

@@ -299,6 +299,10 @@ double kernel_body_s(const AcceleratorSpec& a, const Kernel& k) {
                                  : a.kernels.unaligned_gemm[d];
     if (cls == KernelClass::gemm && k.unaligned && unaligned > 0 && matrix_unit_math(a, math))
       eff *= unaligned;
+    const double mn_major = a.kernels.mn_major_gemm[d];
+    if (cls == KernelClass::gemm && k.mn_major_operands && mn_major > 0 &&
+        matrix_unit_math(a, math))
+      eff *= mn_major;
     if (!peak || eff <= 0) {
       throw std::invalid_argument(a.name + " (kernels " + a.kernels.name + ") has no " +
                                   dtype_name(math) + " path for " + kernel_class_name(cls) +

@@ -100,6 +100,14 @@ struct KernelEfficiency {
   // through registers, element by element (CUTLASS's align1 kernels). 0 where the profile gives
   // none (priced at unaligned_gemm).
   std::array<double, kDtypeCount> sub_word_aligned_gemm{};
+  // Per dtype: the fraction of the GEMM efficiency that the library's GEMMs on matrix units reach
+  // when both operands are MN-major (Kernel::mn_major_operands). Hopper's wgmma reads its B
+  // operand from shared memory and, for TF32 (as for 8-bit types), only K-major: the transpose
+  // qualifiers are for 16-bit types alone (PTX ISA, wgmma.mma_async, imm-trans-a and
+  // imm-trans-b). One MN-major operand can be made the A operand, which may come from registers;
+  // with two, one of them must be transposed on its way through shared memory. 0 where the
+  // profile gives none (one efficiency whatever the layout).
+  std::array<double, kDtypeCount> mn_major_gemm{};
   // Per dtype: what each of the library's GEMMs on matrix units (KernelClass::gemm) takes on top
   // of its tiles' work, whatever its size: the pipeline's fill and drain (Hopper's cuBLAS
   // kernels set up TMA descriptors and barriers, then wait a DRAM round trip before the first

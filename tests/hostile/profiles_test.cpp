@@ -167,6 +167,10 @@ HOSTILE("kernels profile whose sub-word-aligned GEMM share exceeds 1",
         {"profiles", "list", "--profile-dir", "@/"}, 2,
         {"@/kernels/arch.json", "sub_word_aligned_gemm.bf16", "(0, 1]"},
         {{"kernels/arch.json", kernels_profile("\"sub_word_aligned_gemm\": {\"bf16\": 1.5}")}})
+HOSTILE("kernels profile whose MN-major GEMM share is negative",
+        {"profiles", "list", "--profile-dir", "@/"}, 2,
+        {"@/kernels/arch.json", "mn_major_gemm.tf32", "(0, 1]"},
+        {{"kernels/arch.json", kernels_profile("\"mn_major_gemm\": {\"tf32\": -0.5}")}})
 HOSTILE("kernels profile whose pointwise-convolution switch is a number",
         {"profiles", "list", "--profile-dir", "@/"}, 2,
         {"@/kernels/arch.json", "pointwise_conv_gemm", "1"},

@@ -135,3 +135,43 @@ TEST_CASE("an odd number of 16-bit features is not even word-aligned: the sub-wo
   CHECK(nt(7133) / nt(6574) > 1.5);
   CHECK(nt(7133) / nt(6574) == Approx((0.6832 / 7133) / (0.2574 / 6574)).epsilon(0.3));
 }
+
+TEST_CASE("a weight gradient's GEMM reads both operands MN-major: TF32 on Hopper pays for it") {
+  // dW = dY^T X reduces over the rows, which both activations store strided: both operands are
+  // MN-major. The forward (X W^T) and data gradient (dY W) have at most one.
+  const std::vector<KernelSpec> ks = linear_kernels(4096, 2560, 2560);
+  REQUIRE(ks.size() == 3);
+  CHECK_FALSE(trainsim::models::instantiate(ks.at(0), 1, Dtype::tf32).mn_major_operands);
+  CHECK_FALSE(trainsim::models::instantiate(ks.at(1), 1, Dtype::tf32).mn_major_operands);
+  CHECK(trainsim::models::instantiate(ks.at(2), 1, Dtype::tf32).mn_major_operands);
+
+  const auto lib = trainsim::cli::load_profile_library({});
+  const auto h200 = lib.accelerator("h200", "test");
+  const double share = h200.kernels.mn_major_gemm[static_cast<std::size_t>(Dtype::tf32)];
+  REQUIRE(share > 0);
+  REQUIRE(share < 1);
+  // TF32's wgmma reads shared memory K-major only; bf16 has the transposes, fp32 runs SIMT.
+  CHECK(h200.kernels.mn_major_gemm[static_cast<std::size_t>(Dtype::bf16)] == 0);
+  for (const Dtype dtype : {Dtype::tf32, Dtype::bf16, Dtype::fp32}) {
+    trainsim::sim::Kernel k_major = trainsim::models::instantiate(ks.at(0), 1, dtype);
+    trainsim::sim::Kernel mn_major = k_major;
+    mn_major.mn_major_operands = true;
+    const double latency_s = h200.kernels.gemm_latency_s[static_cast<std::size_t>(dtype)];
+    const double k_major_s = trainsim::sim::kernel_body_s(h200, k_major) - latency_s;
+    const double mn_major_s = trainsim::sim::kernel_body_s(h200, mn_major) - latency_s;
+    if (dtype == Dtype::tf32)
+      CHECK(mn_major_s == Approx(k_major_s / share).epsilon(1e-9));
+    else
+      CHECK(mn_major_s == k_major_s);
+  }
+  // The H200's TF32 M 2560 x N 7000 x K 2560 (tests/reference_data/h200_kernels_gemm.csv): 0.2922
+  // ms NN (A's rows K-contiguous), 0.3857 ms TN (A a transposed view: both operands MN-major),
+  // 1.32x. The model's ratio for this compute-bound GEMM is 1 / mn_major_gemm.tf32; within 10%.
+  trainsim::sim::Kernel nn = trainsim::models::instantiate(ks.at(0), 1, Dtype::tf32);
+  nn.gemm = {2560, 7000, 2560, 1};
+  nn.flops = 2.0 * 2560 * 7000 * 2560;
+  trainsim::sim::Kernel tn = nn;
+  tn.mn_major_operands = true;
+  CHECK(trainsim::sim::kernel_time_s(h200, tn) / trainsim::sim::kernel_time_s(h200, nn) ==
+        Approx(0.3857 / 0.2922).epsilon(0.1));
+}
