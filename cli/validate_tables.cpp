@@ -186,15 +186,11 @@ std::vector<ValidationPoint> deepbench_gemm(const sim::ProfileLibrary& lib, Kern
                                               ? std::array{ta ? *m : *kk, tb ? *kk : *n, *n}
                                               : std::array{ta ? *kk : *m, tb ? *n : *kk, *m};
     sim::Kernel g = models::instantiate(layers[0].fwd_kernels.at(0), 1, k->dtype);
-    g.unaligned = std::any_of(strides.begin(), strides.end(),
-                              [&](double d) { return !sim::whole_16_byte_vectors(d, k->dtype); });
+    sim::set_operand_strides(g, strides);
     // Both operands MN-major: each strided along K. Column-major (DeepBench): op(A) untransposed
     // (M contiguous) and op(B) transposed (N contiguous); row-major torch.mm (the H200 rows): A
     // a transposed view (M contiguous) and B as stored (N contiguous).
     g.mn_major_operands = group == KernelRows::h200 ? ta && !tb : !ta && tb;
-    g.sub_word_aligned = std::any_of(strides.begin(), strides.end(), [&](double d) {
-      return !sim::whole_4_byte_words(d, k->dtype);
-    });
     p.predicted = 1e3 * sim::kernel_time_s(k->accelerator, g);
     out.push_back(p);
   });

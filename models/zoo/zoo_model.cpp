@@ -3,6 +3,9 @@
 #include <array>
 #include <numeric>
 #include <utility>
+#include <vector>
+
+#include "sim/hw/kernel_model.hpp"
 
 namespace trainsim::models {
 
@@ -89,12 +92,10 @@ sim::Kernel instantiate(const KernelSpec& k, double batch, sim::Dtype dtype) {
   if (k.cls == sim::KernelClass::gemm) {
     // A linear layer's strides are its feature counts (m where the rows are in n or k, n, and k
     // where the rows are in m), never its rows.
-    const auto any_stride = [&](auto&& misaligned) {
-      return (k.batch_dim != BatchDim::m && misaligned(k.gemm.m)) || misaligned(k.gemm.n) ||
-             (k.batch_dim != BatchDim::k && misaligned(k.gemm.k));
-    };
-    out.unaligned = any_stride([&](double d) { return !sim::whole_16_byte_vectors(d, dtype); });
-    out.sub_word_aligned = any_stride([&](double d) { return !sim::whole_4_byte_words(d, dtype); });
+    std::vector<double> strides{k.gemm.n};
+    if (k.batch_dim != BatchDim::m) strides.push_back(k.gemm.m);
+    if (k.batch_dim != BatchDim::k) strides.push_back(k.gemm.k);
+    sim::set_operand_strides(out, strides);
     // A GEMM that reduces over the rows (a weight gradient) reads both operands across their
     // feature-contiguous rows: both MN-major.
     out.mn_major_operands = k.batch_dim == BatchDim::k;

@@ -17,13 +17,6 @@ inline constexpr std::array<Dtype, kDtypeCount> kAllDtypes{Dtype::fp32, Dtype::t
 const char* dtype_name(Dtype d);
 // Bytes one element of this dtype occupies in memory (tf32 is stored as fp32).
 int dtype_bytes(Dtype d);
-// Whether `elements` of `d` make whole 16-byte vectors (the stride alignment of Hopper's Tensor
-// Memory Accelerator; KernelEfficiency::unaligned_gemm).
-bool whole_16_byte_vectors(double elements, Dtype d);
-// Whether `elements` of `d` make whole 4-byte words: the least an asynchronous global-to-shared
-// copy moves (PTX ISA, cp.async: cp-size 4, 8 or 16), so an operand stride of an odd number of
-// 16-bit elements rules it out (KernelEfficiency::sub_word_aligned_gemm).
-bool whole_4_byte_words(double elements, Dtype d);
 
 // The precisions a training step computes in, by the names scenario files, workload files and
 // `trainsim import --precision` use (int8 is inference-only: no training step names it).

@@ -455,6 +455,16 @@ double layout_transposes_s(const AcceleratorSpec& a, const Kernel& k) {
   return launches * a.kernel_launch_overhead_s + std::max(stream_s, launches * floor_s);
 }
 
+void set_operand_strides(Kernel& k, std::span<const double> strides) {
+  const double bytes = dtype_bytes(k.dtype);
+  const auto any_not_whole = [&](double unit_bytes) {
+    return std::any_of(strides.begin(), strides.end(),
+                       [&](double s) { return std::fmod(s * bytes, unit_bytes) != 0; });
+  };
+  k.unaligned = any_not_whole(16);
+  k.sub_word_aligned = any_not_whole(4);
+}
+
 double kernel_time_s(const AcceleratorSpec& a, const Kernel& k) {
   // A launched memory-bound kernel runs at least its class's floor (KernelEfficiency::
   // memory_floor_s); a pointwise op folded into its producer (models/kernel_plan.cpp) adds its

@@ -51,10 +51,19 @@
 // The tables live in hw_profiles/kernels/ (one per GPU architecture), each value sourced or
 // calibrated on a named table; see that folder's README.
 
+#include <span>
+
 #include "sim/hw/kernel.hpp"
 #include "sim/hw/specs.hpp"
 
 namespace trainsim::sim {
+
+// Sets a GEMM's stride alignment (Kernel::unaligned, Kernel::sub_word_aligned) from the operand
+// strides its library call passes (leading dimensions, in elements of k.dtype): unaligned where
+// one is not a whole 16-byte vector (the stride alignment of Hopper's Tensor Memory Accelerator),
+// sub-word aligned where one is not even a whole 4-byte word (the least cp.async copies: PTX ISA,
+// cp.async, cp-size 4, 8 or 16).
+void set_operand_strides(Kernel& k, std::span<const double> strides);
 
 // Seconds `k` takes on `a`, the device gap included, and the layout transposes a convolution on
 // channels-first tensors launches around it (layout_transposes_s). Throws std::invalid_argument

@@ -1,7 +1,5 @@
 #include "sim/hw/specs.hpp"
 
-#include <cmath>
-
 namespace trainsim::sim {
 
 const char* dtype_name(Dtype d) {
@@ -35,14 +33,6 @@ int dtype_bytes(Dtype d) {
       return 1;
   }
   return 4;
-}
-
-bool whole_16_byte_vectors(double elements, Dtype d) {
-  return std::fmod(elements * dtype_bytes(d), 16.0) == 0;
-}
-
-bool whole_4_byte_words(double elements, Dtype d) {
-  return std::fmod(elements * dtype_bytes(d), 4.0) == 0;
 }
 
 std::optional<Dtype> parse_step_precision(std::string_view name) {

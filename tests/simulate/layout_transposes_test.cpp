@@ -17,7 +17,6 @@
 #include "support/conv_kernels.hpp"
 #include "support/step_scenarios.hpp"
 
-using trainsim::models::KernelSpec;
 using trainsim::sim::Dtype;
 
 namespace {
@@ -26,8 +25,8 @@ namespace {
 // channels-first tensors or not.
 trainsim::sim::Kernel conv(const char* what, const trainsim::models::Conv2d& spec,
                            std::vector<std::int64_t> input, Dtype dtype, bool channels_first) {
-  const KernelSpec k = trainsim::test::conv_kernel(std::move(input), spec, what);
-  trainsim::sim::Kernel out = trainsim::models::instantiate(k, 16, dtype);
+  trainsim::sim::Kernel out =
+      trainsim::test::conv_instance(std::move(input), spec, what, 16, dtype);
   out.channels_first = channels_first;
   return out;
 }

@@ -21,8 +21,7 @@ namespace {
 
 trainsim::sim::Kernel conv(const char* what, const trainsim::models::Conv2d& spec,
                            std::vector<std::int64_t> input, Dtype dtype) {
-  return trainsim::models::instantiate(trainsim::test::conv_kernel(std::move(input), spec, what),
-                                       16, dtype);
+  return trainsim::test::conv_instance(std::move(input), spec, what, 16, dtype);
 }
 
 // The same kernel, priced as a GEMM.

@@ -2,6 +2,7 @@
 // One convolution as the zoo builds it, for the kernel-model tests: the kernel it launches by name.
 #include <cstdint>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -25,6 +26,12 @@ inline models::KernelSpec conv_kernel(std::vector<std::int64_t> input, const mod
       if (what == k.what) return k;
   FAIL("no kernel " << what);
   return {};
+}
+
+// The same kernel instantiated for `batch` samples in `dtype`.
+inline sim::Kernel conv_instance(std::vector<std::int64_t> input, const models::Conv2d& spec,
+                                 std::string_view what, double batch, sim::Dtype dtype) {
+  return models::instantiate(conv_kernel(std::move(input), spec, what), batch, dtype);
 }
 
 }  // namespace trainsim::test
