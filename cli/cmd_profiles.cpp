@@ -62,6 +62,13 @@ void show_kernels(std::ostream& os, const sim::KernelEfficiency& k) {
        << sim::format_significant(k.recurrent_block_bw_bytes_per_s / 1e9, 4)
        << " GB/s of DRAM bandwidth\n";
   }
+  if (!k.serial_data_gradient_batches.empty()) {
+    os << "  recurrent data-gradient steps at batch";
+    for (std::size_t i = 0; i < k.serial_data_gradient_batches.size(); ++i)
+      os << (i ? ", " : " ") << k.serial_data_gradient_batches[i];
+    os << ": serial, " << sim::format_significant(k.serial_data_gradient_cycles_per_element, 4)
+       << " cycles per reduction element\n";
+  }
   os << "  achieved fraction of peak (compute classes):\n";
   for (int c = 0; c < sim::kKernelClassCount; ++c) {
     const auto cls = static_cast<sim::KernelClass>(c);

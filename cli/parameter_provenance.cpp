@@ -39,6 +39,12 @@ std::set<std::string> kernel_paths(const models::Scenario& s, const sim::Profile
     // Recurrent steps stream at what their thread blocks draw, where the profile says.
     if (u.cls == sim::KernelClass::recurrent && k.find("recurrent_block_bandwidth") != nullptr)
       paths.insert("recurrent_block_bandwidth");
+    // And the cycles per element of the data-gradient steps the library walks serially at some
+    // batches (counted whatever the batch: the uses do not carry it).
+    if (u.cls == sim::KernelClass::recurrent &&
+        k.find("recurrent_serial_data_gradient.cycles_per_element") != nullptr) {
+      paths.insert("recurrent_serial_data_gradient.cycles_per_element");
+    }
     if (!sim::is_compute_class(u.cls)) {
       paths.insert("memory." + cls);
       continue;

@@ -945,8 +945,10 @@ Tensor NetBuilder::lstm(const Tensor& in, std::int64_t hidden, LstmInput input) 
   // GEMM reads the gate gradients and writes dh_{t-1}.
   bwd(cudnn(per_step(mem_spec("lstm gates bwd", KernelClass::elementwise, (linear ? 13 : 14) * h, 0,
                               0, gate_flops / steps))));
-  bwd(cudnn(per_step(gemm_spec("lstm cell bwd", KernelClass::recurrent, 2 * macs_h / steps, 5 * h,
-                               w_hh, {1, h, h, 4}, BatchDim::m))));
+  KernelSpec cell_bwd = gemm_spec("lstm cell bwd", KernelClass::recurrent, 2 * macs_h / steps,
+                                  5 * h, w_hh, {1, h, h, 4}, BatchDim::m);
+  cell_bwd.recurrent_data_gradient = true;
+  bwd(cudnn(per_step(cell_bwd)));
   if (linear && needs_grad(in)) {
     bwd(cudnn(gemm_spec("lstm input dgrad", KernelClass::gemm, 2 * macs_x, seq * (x + 4 * h), w_ih,
                         {seq, x, 4 * h, 1}, BatchDim::m)));

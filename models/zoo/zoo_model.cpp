@@ -86,6 +86,7 @@ sim::Kernel instantiate(const KernelSpec& k, double batch, sim::Dtype dtype) {
   out.dilated = k.dilated;
   out.strided_data_gradient = k.strided_data_gradient;
   out.whole_k = k.whole_k;
+  out.recurrent_data_gradient = k.recurrent_data_gradient;
   out.pointwise_gemm = k.pointwise_gemm;
   out.input_channels = k.input_channels;
   out.transpose_elements = k.transpose_act_elements * batch + k.transpose_param_elements;

@@ -176,6 +176,15 @@ KernelEfficiency read_kernels(JsonReader& r) {
   k.k_half = r.number("k_half", Bound::non_negative);
   k.recurrent_block_bw_bytes_per_s =
       r.quantity_or("recurrent_block_bandwidth", Dimension::bytes_per_s, Bound::positive, 0.0);
+  if (auto serial = r.optional_object("recurrent_serial_data_gradient")) {
+    for (const std::int64_t batch : serial->integer_list("batches", 1))
+      k.serial_data_gradient_batches.push_back(static_cast<double>(batch));
+    if (k.serial_data_gradient_batches.empty())
+      serial->fail("batches", "expected at least one batch, got []");
+    k.serial_data_gradient_cycles_per_element =
+        serial->number("cycles_per_element", Bound::positive);
+    serial->done();
+  }
   if (auto wino = r.optional_object("winograd_gain"))
     k.winograd_gain = read_per_dtype(*wino, Bound::positive);
   if (auto wgrad = r.optional_object("conv_weight_gradient"))
@@ -290,6 +299,11 @@ AcceleratorSpec read_accelerator(JsonReader& r, const ProfileLibrary& library) {
     r.fail("board_power",
            "needs boost_clock (the rated boost clock of the peaks): kernels profile \"" +
                a.kernels.name + "\" models the clock a power limit sustains");
+  }
+  // The serial data-gradient steps' cycles are counted at the board's rated clock.
+  if (!a.kernels.serial_data_gradient_batches.empty() && !a.boost_clock_hz) {
+    r.fail("kernels", "needs boost_clock: kernels profile \"" + a.kernels.name +
+                          "\" prices recurrent_serial_data_gradient in clock cycles");
   }
   // Every compute class needs an efficiency for every dtype the device has a peak for.
   for (int c = 0; c < kKernelClassCount; ++c) {

@@ -104,6 +104,11 @@ struct Kernel {
   // deterministic backward-filter ALGO_1 that DeepBench's tensor-core build forces:
   // cli/validate_tables.cpp, deepbench_conv).
   bool whole_k = false;
+  // A recurrent step's data-gradient GEMM (cuDNN's dh_{t-1} = W^T dg, the four gates' products
+  // as a batch): at the batches where the kernels profile says its library walks the reduction
+  // serially (KernelEfficiency::serial_data_gradient_batches), priced at one dependent memory
+  // access per reduction element (kernel_model.cpp, serial_data_gradient_s).
+  bool recurrent_data_gradient = false;
   // A GEMM with an operand stride (a leading dimension) that is not a whole number of 16-byte
   // vectors of its dtype: priced at the GEMM efficiency times KernelEfficiency::unaligned_gemm.
   bool unaligned = false;

@@ -263,6 +263,29 @@ Dtype math_dtype(const AcceleratorSpec& a, const Kernel& k) {
   return matrix_unit_math(a, k.dtype) ? Dtype::fp32 : k.dtype;
 }
 
+// The time of a recurrent data-gradient step (Kernel::recurrent_data_gradient) at a batch where
+// its library walks the reduction serially (KernelEfficiency::serial_data_gradient_batches): one
+// dependent memory access, serial_data_gradient_cycles_per_element at the rated clock, per
+// element of the 4h-long reduction (the four gates' products). 0 elsewhere.
+// DeepBench's cuDNN 5-6 backward-data LSTM cells on Pascal at N = 32 (results/train) take per
+// step 4h x 131-145 ns on the P100 and 4h x 97-119 ns on the GP102 boards (GTX 1080 Ti, TITAN Xp,
+// TITAN X Pascal) at every h from 256 to 4096: 200 and 150-165 cycles at their rated clocks, the
+// order of an L2 round trip on these GPUs (pointer-chase latencies: Jia et al., 'Dissecting the
+// NVIDIA Volta GPU Architecture via Microbenchmarking', arXiv:1804.06826). No tiled GEMM's time is
+// linear in h; these steps' weights (4h x h) and multiply-adds grow as h^2, and the same cells at N
+// = 16 and 64 take a third to a quarter of the time until h = 4096, where all three stream their
+// weights. cuDNN 7.6 on the V100 shows no such batch.
+double serial_data_gradient_s(const AcceleratorSpec& a, const Kernel& k) {
+  const KernelEfficiency& e = a.kernels;
+  if (!k.recurrent_data_gradient || k.cls != KernelClass::recurrent || !a.boost_clock_hz ||
+      e.serial_data_gradient_cycles_per_element <= 0) {
+    return 0;
+  }
+  const auto& batches = e.serial_data_gradient_batches;
+  if (std::find(batches.begin(), batches.end(), k.gemm.m) == batches.end()) return 0;
+  return k.gemm.k * k.gemm.batch * e.serial_data_gradient_cycles_per_element / *a.boost_clock_hz;
+}
+
 // Whether the library runs convolution `k` as a plain GEMM: a pointwise convolution's forward or
 // data gradient on matrix units where the kernels profile says its convolution library hands
 // those to the BLAS library (KernelEfficiency::pointwise_conv_gemm). It is then priced as any
@@ -422,7 +445,7 @@ double kernel_body_s(const AcceleratorSpec& a, const Kernel& k) {
     const double latency_s = cls == KernelClass::gemm && matrix_units
                                  ? a.kernels.gemm_latency_s[static_cast<std::size_t>(math)]
                                  : 0.0;
-    return best_s + latency_s;
+    return std::max(best_s, serial_data_gradient_s(a, k)) + latency_s;
   }
   return std::max({winograd_s > 0 ? winograd_s : compute_s, memory_s, element_issue_s(a, k)});
 }

@@ -50,6 +50,15 @@ struct KernelEfficiency {
   // narrow and never split, stream their weights at what their blocks draw (sim/hw/
   // kernel_model.cpp, blocks_bw_bytes_per_s); 0 where the profile gives none (the device's rate).
   double recurrent_block_bw_bytes_per_s = 0;
+  // The batches at which the library's recurrent data-gradient step (cuDNN's dh_{t-1} = W^T dg)
+  // runs a kernel that walks its reduction serially, one dependent memory access per element,
+  // and the cycles (at the board's boost_clock) each element takes. cuDNN 5-6 on Pascal at a
+  // batch of 32: DeepBench's backward-data LSTM steps there take 4h x 97-145 ns at every hidden
+  // size h from 256 to 4096 (results/train: P100, GTX 1080 Ti, TITAN Xp, TITAN X Pascal), linear
+  // in h where every tiled GEMM grows as h^2, and 3-4.5x the time of the same cells at batches 16
+  // and 64 (sim/hw/kernel_model.cpp, serial_data_gradient_s). Empty: no such batch.
+  std::vector<double> serial_data_gradient_batches;
+  double serial_data_gradient_cycles_per_element = 0;
   // Per dtype: how many times fewer multiplications the library's Winograd convolutions need
   // for 3x3 stride-1 filters, net of their transforms (Lavin and Gray, 'Fast Algorithms for
   // Convolutional Neural Networks', arXiv:1509.09308: F(2x2,3x3) needs 2.25x fewer, F(4x4,3x3)

@@ -171,6 +171,32 @@ HOSTILE("kernels profile whose MN-major GEMM share is negative",
         {"profiles", "list", "--profile-dir", "@/"}, 2,
         {"@/kernels/arch.json", "mn_major_gemm.tf32", "(0, 1]"},
         {{"kernels/arch.json", kernels_profile("\"mn_major_gemm\": {\"tf32\": -0.5}")}})
+HOSTILE("kernels profile whose serial data-gradient step lists no batch",
+        {"profiles", "list", "--profile-dir", "@/"}, 2,
+        {"@/kernels/arch.json", "recurrent_serial_data_gradient.batches", "at least one batch"},
+        {{"kernels/arch.json",
+          kernels_profile("\"recurrent_serial_data_gradient\": {\"batches\": [], "
+                          "\"cycles_per_element\": 166}")}})
+HOSTILE("kernels profile whose serial data-gradient step takes no cycles",
+        {"profiles", "list", "--profile-dir", "@/"}, 2,
+        {"@/kernels/arch.json", "recurrent_serial_data_gradient.cycles_per_element", "0"},
+        {{"kernels/arch.json",
+          kernels_profile("\"recurrent_serial_data_gradient\": {\"batches\": [32], "
+                          "\"cycles_per_element\": 0}")}})
+HOSTILE("kernels profile whose serial data-gradient batch is a fraction",
+        {"profiles", "list", "--profile-dir", "@/"}, 2,
+        {"@/kernels/arch.json", "recurrent_serial_data_gradient.batches", "32.5"},
+        {{"kernels/arch.json",
+          kernels_profile("\"recurrent_serial_data_gradient\": {\"batches\": [32.5], "
+                          "\"cycles_per_element\": 166}")}})
+HOSTILE("accelerator without boost_clock on a kernels profile that counts cycles",
+        {"profiles", "show", "gpu", "--profile-dir", "@/"}, 2,
+        {"@/accelerators/gpu.json", "kernels", "needs boost_clock",
+         "recurrent_serial_data_gradient"},
+        {{"kernels/arch.json",
+          kernels_profile("\"recurrent_serial_data_gradient\": {\"batches\": [32], "
+                          "\"cycles_per_element\": 166}")},
+         {"accelerators/gpu.json", with(kAccelerator, "nvidia-volta", "arch")}})
 HOSTILE("kernels profile whose pointwise-convolution switch is a number",
         {"profiles", "list", "--profile-dir", "@/"}, 2,
         {"@/kernels/arch.json", "pointwise_conv_gemm", "1"},
