@@ -10,28 +10,14 @@
 #include <string>
 
 #include "cli/profiles_source.hpp"
-#include "models/zoo/net_builder.hpp"
-#include "models/zoo/zoo_model.hpp"
 #include "sim/hw/kernel_model.hpp"
+#include "support/lstm_kernels.hpp"
 
 namespace {
 
 using trainsim::sim::Dtype;
 using trainsim::sim::KernelClass;
-
-// The forward step GEMM of a cuDNN LSTM as the zoo builds it, for `batch` samples.
-trainsim::sim::Kernel lstm_step(std::int64_t hidden, double batch, Dtype dtype, bool backward) {
-  trainsim::models::NetBuilder nb;
-  const auto x = nb.input({25, hidden}, true);
-  nb.begin("lstm", trainsim::models::OpClass::recurrent, x.elements());
-  nb.end(nb.lstm(x, hidden, trainsim::models::LstmInput::skip));
-  const auto layers = nb.take_layers();
-  for (const auto& k : backward ? layers[0].bwd_kernels : layers[0].fwd_kernels) {
-    if (k.cls == KernelClass::recurrent) return trainsim::models::instantiate(k, batch, dtype);
-  }
-  FAIL("no recurrent step kernel");
-  return {};
-}
+using trainsim::test::lstm_step;
 
 }  // namespace
 

@@ -7,29 +7,13 @@
 #include <cstdint>
 
 #include "cli/profiles_source.hpp"
-#include "models/zoo/net_builder.hpp"
-#include "models/zoo/zoo_model.hpp"
 #include "sim/hw/kernel_model.hpp"
+#include "support/lstm_kernels.hpp"
 
 namespace {
 
 using trainsim::sim::Dtype;
-using trainsim::sim::KernelClass;
-
-// The recurrent step GEMM of a cuDNN LSTM (forward or backward-data) for `batch` samples.
-trainsim::sim::Kernel lstm_step(std::int64_t hidden, double batch, bool backward) {
-  trainsim::models::NetBuilder nb;
-  const auto x = nb.input({25, hidden}, true);
-  nb.begin("lstm", trainsim::models::OpClass::recurrent, x.elements());
-  nb.end(nb.lstm(x, hidden, trainsim::models::LstmInput::skip));
-  const auto layers = nb.take_layers();
-  for (const auto& k : backward ? layers[0].bwd_kernels : layers[0].fwd_kernels) {
-    if (k.cls == KernelClass::recurrent)
-      return trainsim::models::instantiate(k, batch, Dtype::fp32);
-  }
-  FAIL("no recurrent step kernel");
-  return {};
-}
+using trainsim::test::lstm_step;
 
 }  // namespace
 
@@ -43,7 +27,7 @@ TEST_CASE("Pascal's backward-data LSTM step at batch 32 walks its reduction seri
   const double per_element_s = e.serial_data_gradient_cycles_per_element / *p100.boost_clock_hz;
   // 4h elements per step, whatever else bounds it: linear in h.
   for (const std::int64_t h : {256, 1024, 2048}) {
-    const auto step = lstm_step(h, 32, true);
+    const auto step = lstm_step(h, 32, Dtype::fp32, true);
     CHECK(step.recurrent_data_gradient);
     CHECK(trainsim::sim::kernel_body_s(p100, step) == Approx(4.0 * h * per_element_s));
   }
@@ -52,14 +36,15 @@ TEST_CASE("Pascal's backward-data LSTM step at batch 32 walks its reduction seri
   // Batches 16 and 64 and the forward step keep the tiled GEMM's price, several times less.
   const double serial_s = 4.0 * 1024 * per_element_s;
   for (const double batch : {16.0, 64.0})
-    CHECK(trainsim::sim::kernel_body_s(p100, lstm_step(1024, batch, true)) < 0.5 * serial_s);
-  const auto forward = lstm_step(1024, 32, false);
+    CHECK(trainsim::sim::kernel_body_s(p100, lstm_step(1024, batch, Dtype::fp32, true)) <
+          0.5 * serial_s);
+  const auto forward = lstm_step(1024, 32, Dtype::fp32, false);
   CHECK_FALSE(forward.recurrent_data_gradient);
   CHECK(trainsim::sim::kernel_body_s(p100, forward) < 0.5 * serial_s);
   // Where the step streams its weights for longer (h 4096 at the rows' rate), that bound holds.
   auto slow = p100;
   slow.kernels.recurrent_block_bw_bytes_per_s /= 100;
-  const auto wide = lstm_step(4096, 32, true);
+  const auto wide = lstm_step(4096, 32, Dtype::fp32, true);
   CHECK(trainsim::sim::kernel_body_s(slow, wide) > 2 * 4.0 * 4096 * per_element_s);
 }
 
@@ -69,12 +54,12 @@ TEST_CASE("the serial step is Pascal's: cuDNN 7.6 on the V100 prices batch 32 as
   CHECK(v100.kernels.serial_data_gradient_batches.empty());
   // The V100's step at N = 32 costs about what it does at N = 16 (DeepBench: 1.75 ms and 1.66
   // ms for 25 steps at h 1024), not 3-4.5x.
-  const double n16 = trainsim::sim::kernel_body_s(v100, lstm_step(1024, 16, true));
-  const double n32 = trainsim::sim::kernel_body_s(v100, lstm_step(1024, 32, true));
+  const double n16 = trainsim::sim::kernel_body_s(v100, lstm_step(1024, 16, Dtype::fp32, true));
+  const double n32 = trainsim::sim::kernel_body_s(v100, lstm_step(1024, 32, Dtype::fp32, true));
   CHECK(n32 < 1.5 * n16);
   // And a Pascal board the serial steps apply to counts the cycles at its own rated clock.
   const auto titan = lib.accelerator("titan-xp", "test");
-  const auto step = lstm_step(512, 32, true);
+  const auto step = lstm_step(512, 32, Dtype::fp32, true);
   CHECK(trainsim::sim::kernel_body_s(titan, step) ==
         Approx(4.0 * 512 * titan.kernels.serial_data_gradient_cycles_per_element /
                *titan.boost_clock_hz));
