@@ -53,6 +53,10 @@ void show_accelerator(std::ostream& os, const sim::AcceleratorSpec& a) {
 void show_kernels(std::ostream& os, const sim::KernelEfficiency& k) {
   os << "  GEMM tile " << k.tile_m << " x " << k.tile_n << " (half-area tile at "
      << k.half_tile_throughput << " of the rate), k_half " << k.k_half << "\n";
+  if (k.conv_half_tile_throughput > 0) {
+    os << "  convolution tiles: a half-area tile runs at " << k.conv_half_tile_throughput
+       << " of the rate\n";
+  }
   if (k.narrow_operand_below > 0) {
     os << "  library GEMMs: an operand narrower than " << k.narrow_operand_below
        << " runs on tiles at least " << k.narrow_operand_tile << " wide\n";

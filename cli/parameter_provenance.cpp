@@ -36,6 +36,9 @@ std::set<std::string> kernel_paths(const models::Scenario& s, const sim::Profile
   const std::vector<models::KernelUse> uses = models::kernel_uses(s);
   for (const models::KernelUse& u : uses) {
     const std::string cls = sim::kernel_class_name(u.cls);
+    // Convolutions' tiles lose their own share per halving, where the profile gives one.
+    if (u.cls == sim::KernelClass::conv && k.find("gemm_tile.conv_half_tile_throughput") != nullptr)
+      paths.insert("gemm_tile.conv_half_tile_throughput");
     // Recurrent steps stream at what their thread blocks draw, where the profile says.
     if (u.cls == sim::KernelClass::recurrent && k.find("recurrent_block_bandwidth") != nullptr)
       paths.insert("recurrent_block_bandwidth");

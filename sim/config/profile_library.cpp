@@ -155,6 +155,8 @@ KernelEfficiency read_kernels(JsonReader& r) {
   k.tile_m = static_cast<double>(tile.integer("m", 1));
   k.tile_n = static_cast<double>(tile.integer("n", 1));
   k.half_tile_throughput = tile.number("half_tile_throughput", Bound::unit_interval);
+  if (tile.has("conv_half_tile_throughput"))
+    k.conv_half_tile_throughput = tile.number("conv_half_tile_throughput", Bound::unit_interval);
   if (auto narrow = tile.optional_object("narrow_operand")) {
     k.narrow_operand_below = static_cast<double>(narrow->integer("below", 2));
     k.narrow_operand_tile = static_cast<double>(narrow->integer("tile", 1));

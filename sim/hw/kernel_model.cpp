@@ -78,6 +78,10 @@ double fastest_tiling_s(const AcceleratorSpec& a, const GemmShape& g, bool atten
   // at one time, longer than N = 32; KernelEfficiency::narrow_operand_below), it runs on the
   // profile's fallback tile: a 64-wide tile at N = 16 computes 4x the useful columns.
   const bool fallback = library_simt && e.narrow_operand_below > 0;
+  // Each halving costs the profile's half_tile_throughput, or for a convolution its
+  // conv_half_tile_throughput where given: DeepBench's Pascal convolutions of 32-48 output
+  // channels (C192 28x28 K32 and C512 14x14 K48, 5x5: forward and weight gradient) ran 1.5-2.4x
+  // faster than two halvings at the GEMMs' 0.733 priced them.
   // The halvings that cost throughput. A convolution's halvings below 16 cost none: the operand
   // opposite its few channels (a first layer's 1 or 3 input channels, the data gradient's output
   // columns) is the implicit im2col of a feature map, whose every pixel serves each filter tap
@@ -108,7 +112,8 @@ double fastest_tiling_s(const AcceleratorSpec& a, const GemmShape& g, bool atten
       const double tn = attention ? std::max(g.n, 1.0) : e.tile_n / (1 << hn);
       if (!allowed(tm, g.m) || (!attention && !allowed(tn, g.n))) continue;
       const double tile_throughput =
-          std::pow(e.half_tile_throughput,
+          std::pow(conv && e.conv_half_tile_throughput > 0 ? e.conv_half_tile_throughput
+                                                           : e.half_tile_throughput,
                    penalised(hm, e.tile_m) + (attention ? 0 : penalised(hn, e.tile_n)));
       const double tiles = std::ceil(g.m / tm) * std::ceil(g.n / tn) * g.batch;
       for (const double split : kSplitK) {

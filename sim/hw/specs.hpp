@@ -35,6 +35,12 @@ struct KernelEfficiency {
   double tile_m = 128;  // output tile of the architecture's main GEMM kernels
   double tile_n = 128;
   double half_tile_throughput = 1;  // a tile of half the area runs at this fraction of the rate
+  // The same for the convolution library's implicit-GEMM kernels, where the profile gives it (0:
+  // half_tile_throughput). They are a kernel family of their own, whose narrower tiles keep more
+  // of their rate: the im2col operand they gather serves every filter tap that covers a pixel, so
+  // a tile with fewer output channels still reuses it (cuDNN's scudnn_128x32 and 128x64 kernels
+  // beside its 128x128 ones; sim/hw/kernel_model.cpp, fastest_tiling_s).
+  double conv_half_tile_throughput = 0;
   // Library GEMMs on SIMT math (cuBLAS, and cuDNN's recurrent steps, which call its kernels): an
   // operand narrower than narrow_operand_below columns (or rows) runs on tiles at least
   // narrow_operand_tile wide, where the library has no narrow kernel for it; 0: none (tiles

@@ -146,6 +146,10 @@ HOSTILE("kernels profile whose narrow-operand tile is not a halving of the main 
          "must be the main tile (128 x 128) halved 0 or more times (got 48)"},
         {{"kernels/arch.json",
           kernels_profile_tile("\"narrow_operand\": {\"below\": 32, \"tile\": 48}")}})
+HOSTILE("kernels profile whose convolution tile share exceeds 1",
+        {"profiles", "list", "--profile-dir", "@/"}, 2,
+        {"@/kernels/arch.json", "gemm_tile.conv_half_tile_throughput", "(0, 1]"},
+        {{"kernels/arch.json", kernels_profile_tile("\"conv_half_tile_throughput\": 1.2")}})
 HOSTILE("kernels profile whose narrow-operand width is 1",
         {"profiles", "list", "--profile-dir", "@/"}, 2,
         {"@/kernels/arch.json", "gemm_tile.narrow_operand.below", "1"},

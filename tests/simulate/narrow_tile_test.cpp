@@ -123,3 +123,32 @@ TEST_CASE("narrow library GEMMs run on the profile's fallback tile where it give
   REQUIRE(v100.kernels.narrow_operand_below == 0);
   CHECK(time_s(v100, 16, KernelClass::gemm) < time_s(v100, 32, KernelClass::gemm));
 }
+
+TEST_CASE("a convolution's narrower tiles pay the profile's convolution share per halving") {
+  const auto lib = trainsim::cli::load_profile_library({});
+  const auto p100 = lib.accelerator("p100-sxm2-16gb", "test");
+  const double gemm_share = p100.kernels.half_tile_throughput;
+  const double conv_share = p100.kernels.conv_half_tile_throughput;
+  // cuDNN's implicit-GEMM tiles keep more of their rate than cuBLAS's SGEMM tiles.
+  REQUIRE(conv_share > gemm_share);
+  // 32 output channels (C192 28x28 K32 5x5's forward, N16): the 128 x 32 tile is two halvings
+  // below the main one, and the reduction long enough that only the tile's rate differs.
+  const double m = 16 * 28 * 28, k = 192 * 25;
+  auto conv = gemm(m, 32, k, Dtype::fp32, KernelClass::conv);
+  auto wide = gemm(m, 128, k, Dtype::fp32, KernelClass::conv);
+  const double per_flop = trainsim::sim::kernel_body_s(p100, conv) / conv.flops;
+  const double wide_per_flop = trainsim::sim::kernel_body_s(p100, wide) / wide.flops;
+  CHECK(per_flop / wide_per_flop == Approx(1 / (conv_share * conv_share)).epsilon(0.02));
+  // A GEMM of that shape pays the GEMMs' share.
+  const auto g = gemm(m, 32, k, Dtype::fp32);
+  const auto g_wide = gemm(m, 128, k, Dtype::fp32);
+  CHECK((trainsim::sim::kernel_body_s(p100, g) / g.flops) /
+            (trainsim::sim::kernel_body_s(p100, g_wide) / g_wide.flops) ==
+        Approx(1 / (gemm_share * gemm_share)).epsilon(0.02));
+  // Without the convolution share, a convolution pays the GEMMs'.
+  auto plain = p100;
+  plain.kernels.conv_half_tile_throughput = 0;
+  CHECK((trainsim::sim::kernel_body_s(plain, conv) / conv.flops) /
+            (trainsim::sim::kernel_body_s(plain, wide) / wide.flops) ==
+        Approx(1 / (gemm_share * gemm_share)).epsilon(0.02));
+}
