@@ -53,6 +53,9 @@ void show_accelerator(std::ostream& os, const sim::AcceleratorSpec& a) {
 void show_kernels(std::ostream& os, const sim::KernelEfficiency& k) {
   os << "  GEMM tile " << k.tile_m << " x " << k.tile_n << " (half-area tile at "
      << k.half_tile_throughput << " of the rate), k_half " << k.k_half << "\n";
+  if (k.winograd_min_channels > 0) {
+    os << "  Winograd convolutions: from " << k.winograd_min_channels << " input channels\n";
+  }
   if (k.conv_half_tile_throughput > 0) {
     os << "  convolution tiles: a half-area tile runs at " << k.conv_half_tile_throughput
        << " of the rate\n";

@@ -39,6 +39,8 @@ std::set<std::string> kernel_paths(const models::Scenario& s, const sim::Profile
     // Convolutions' tiles lose their own share per halving, where the profile gives one.
     if (u.cls == sim::KernelClass::conv && k.find("gemm_tile.conv_half_tile_throughput") != nullptr)
       paths.insert("gemm_tile.conv_half_tile_throughput");
+    if (u.cls == sim::KernelClass::conv && k.find("winograd_min_channels") != nullptr)
+      paths.insert("winograd_min_channels");
     // Recurrent steps stream at what their thread blocks draw, where the profile says.
     if (u.cls == sim::KernelClass::recurrent && k.find("recurrent_block_bandwidth") != nullptr)
       paths.insert("recurrent_block_bandwidth");

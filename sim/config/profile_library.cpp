@@ -187,6 +187,7 @@ KernelEfficiency read_kernels(JsonReader& r) {
         serial->number("cycles_per_element", Bound::positive);
     serial->done();
   }
+  k.winograd_min_channels = static_cast<double>(r.integer_or("winograd_min_channels", 1, 0));
   if (auto wino = r.optional_object("winograd_gain"))
     k.winograd_gain = read_per_dtype(*wino, Bound::positive);
   if (auto wgrad = r.optional_object("conv_weight_gradient"))

@@ -301,6 +301,17 @@ bool runs_as_gemm(const AcceleratorSpec& a, const Kernel& k) {
          !k.weight_gradient && matrix_unit_math(a, math_dtype(a, k));
 }
 
+// Whether the library offers its Winograd algorithms to convolution `k`: not below the kernels
+// profile's winograd_min_channels input channels (KernelEfficiency::winograd_min_channels).
+// DeepBench's first layers (C1 48x480 K16, C3 224x224 K64, 3x3 stride 1) take 2.2-2.9x their
+// forward time in the data and weight gradients on the P100, GTX 1080 Ti, TITAN Xp, M40 and
+// V100, where Winograd's batched GEMMs, whose narrow channel side costs no tile throughput, had
+// priced them below it (results/train).
+bool winograd_offered(const AcceleratorSpec& a, const Kernel& k) {
+  const double floor = a.kernels.winograd_min_channels;
+  return floor <= 0 || k.input_channels <= 0 || k.input_channels >= floor;
+}
+
 double kernel_body_s(const AcceleratorSpec& a, const Kernel& k) {
   double compute_s = 0;
   double winograd_s = 0;   // the compute time on Winograd's algorithm, where it applies
@@ -338,8 +349,9 @@ double kernel_body_s(const AcceleratorSpec& a, const Kernel& k) {
     }
     flops_per_s = *peak * sustained_clock_fraction(a, math);
     compute_s = flops / (flops_per_s * eff);
-    const double gain =
-        k.winograd_filter == 3 ? a.kernels.winograd_gain[static_cast<std::size_t>(math)] : 0.0;
+    const double gain = k.winograd_filter == 3 && winograd_offered(a, k)
+                            ? a.kernels.winograd_gain[static_cast<std::size_t>(math)]
+                            : 0.0;
     if (gain > 1) winograd_s = compute_s / gain;
   }
   const double bw_bytes_per_s = a.memory_bw_bytes_per_s * memory_efficiency(a, cls);
@@ -424,7 +436,8 @@ double kernel_body_s(const AcceleratorSpec& a, const Kernel& k) {
     // algorithms: DeepBench's V100 fp16 rows of 256-512 channels run at 70-90 TFLOP/s, the
     // implicit GEMM's rate, where F(4x4)'s GEMMs at the tensor cores' rate would finish about
     // twice as soon.
-    const bool nonfused = ((k.winograd_filter == 3 && a.kernels.winograd_nonfused_3x3) ||
+    const bool nonfused = winograd_offered(a, k) &&
+                          ((k.winograd_filter == 3 && a.kernels.winograd_nonfused_3x3) ||
                            (k.winograd_filter == 5 && a.kernels.winograd_nonfused_5x5)) &&
                           (k.weight_gradient || !a.kernels.winograd_nonfused_weight_gradient_only);
     const double gemm_eff = nonfused && named && !matrix_units

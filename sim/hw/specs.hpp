@@ -70,6 +70,11 @@ struct KernelEfficiency {
   // Convolutional Neural Networks', arXiv:1509.09308: F(2x2,3x3) needs 2.25x fewer, F(4x4,3x3)
   // 4x fewer); 0 where the profile gives none (no Winograd path: implicit GEMM).
   std::array<double, kDtypeCount> winograd_gain{};
+  // The fewest input channels for which the library takes a Winograd algorithm (fused or
+  // nonfused) in any pass; 0: no floor. DeepBench records cuDNN 5-7.6's forward choice
+  // (results/train, fwd_algo): an implicit GEMM for every 3x3 stride-1 layer of 1-16 input
+  // channels on all six of its GPUs, and of 32 on the Maxwell and Pascal ones.
+  double winograd_min_channels = 0;
   // Whether the library also offers nonfused Winograd for 3x3 (F(4x4,3x3)) and 5x5
   // (F(5x5,5x5)) stride-1 filters (cuDNN's *_ALGO_WINOGRAD_NONFUSED, forward, data and filter
   // gradients): a transform kernel expands the input into 6x6 or 9x9 tiles

@@ -150,6 +150,10 @@ HOSTILE("kernels profile whose convolution tile share exceeds 1",
         {"profiles", "list", "--profile-dir", "@/"}, 2,
         {"@/kernels/arch.json", "gemm_tile.conv_half_tile_throughput", "(0, 1]"},
         {{"kernels/arch.json", kernels_profile_tile("\"conv_half_tile_throughput\": 1.2")}})
+HOSTILE("kernels profile whose Winograd channel floor is a fraction",
+        {"profiles", "list", "--profile-dir", "@/"}, 2,
+        {"@/kernels/arch.json", "winograd_min_channels", "31.5"},
+        {{"kernels/arch.json", kernels_profile("\"winograd_min_channels\": 31.5")}})
 HOSTILE("kernels profile whose narrow-operand width is 1",
         {"profiles", "list", "--profile-dir", "@/"}, 2,
         {"@/kernels/arch.json", "gemm_tile.narrow_operand.below", "1"},

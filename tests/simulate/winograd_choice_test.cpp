@@ -49,3 +49,28 @@ TEST_CASE("Winograd takes a 3x3 convolution only where it beats the implicit GEM
   for (const std::int64_t c : {1, 8, 16, 32, 64, 128, 512})
     CHECK(time_s(conv_fwd(c)) <= direct_s(conv_fwd(c)));
 }
+
+TEST_CASE("below the profile's channel floor no pass of a 3x3 convolution takes Winograd") {
+  const auto lib = trainsim::cli::load_profile_library({});
+  const auto p100 = lib.accelerator("p100-sxm2-16gb", "test");
+  REQUIRE(p100.kernels.winograd_min_channels == 32);
+  auto no_floor = p100;
+  no_floor.kernels.winograd_min_channels = 0;
+  const auto time_s = [&](const trainsim::sim::AcceleratorSpec& a, std::int64_t channels,
+                          std::string_view what) {
+    const KernelSpec k = trainsim::test::conv_kernel(
+        {channels, 224, 224}, trainsim::models::conv_spec(64, 3, 1, 1), what);
+    return trainsim::sim::kernel_body_s(a, trainsim::models::instantiate(k, 16, Dtype::fp32));
+  };
+  // A first layer's (C3 224x224 K64) weight gradient: Winograd's batched GEMMs, whose 3-wide
+  // channel side costs no tile throughput, would price it at under half the implicit GEMM's
+  // time, where DeepBench's P100 takes 2.7x the forward pass's (1.73 against 0.65 ms at N16).
+  CHECK(time_s(p100, 3, "conv wgrad") > 2 * time_s(no_floor, 3, "conv wgrad"));
+  CHECK(time_s(p100, 3, "conv wgrad") > time_s(p100, 3, "conv fwd"));
+  // From the floor up, Winograd is offered as before.
+  for (const char* what : {"conv fwd", "conv dgrad", "conv wgrad"})
+    CHECK(time_s(p100, 64, what) == time_s(no_floor, 64, what));
+  // Hopper's cuDNN 9 has no floor: the H200 runs a first layer's fp32 weight gradient at
+  // Winograd's rate (C3 224x224 K64 N16: 0.223 ms, tests/reference_data/h200_kernels_conv.csv).
+  CHECK(lib.accelerator("h200", "test").kernels.winograd_min_channels == 0);
+}
