@@ -303,7 +303,7 @@ bool runs_as_gemm(const AcceleratorSpec& a, const Kernel& k) {
 
 // Whether the library offers its Winograd algorithms to convolution `k`: not below the kernels
 // profile's winograd_min_channels input channels (KernelEfficiency::winograd_min_channels).
-// DeepBench's first layers (C1 48x480 K16, C3 224x224 K64, 3x3 stride 1) take 2.2-2.9x their
+// DeepBench's first layers (C1 48x480 K16, C3 224x224 K64, 3x3 stride 1) take 2.1-3.8x their
 // forward time in the data and weight gradients on the P100, GTX 1080 Ti, TITAN Xp, M40 and
 // V100, where Winograd's batched GEMMs, whose narrow channel side costs no tile throughput, had
 // priced them below it (results/train).
