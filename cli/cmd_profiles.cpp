@@ -36,7 +36,7 @@ void show_accelerator(std::ostream& os, const sim::AcceleratorSpec& a) {
      << "  compute units          " << a.compute_units << "\n";
   if (a.boost_clock_hz)
     os << "  boost clock            " << sim::format_significant(*a.boost_clock_hz / 1e6, 5)
-       << " MHz (rated; the peaks are quoted at it)\n";
+       << " MHz (the clock the peaks are quoted at)\n";
   if (a.board_power_w) {
     os << "  board power            " << sim::format_significant(*a.board_power_w, 4)
        << " W; share of the rated boost clock sustained under dense math:";
