@@ -36,11 +36,12 @@ std::set<std::string> kernel_paths(const models::Scenario& s, const sim::Profile
   const std::vector<models::KernelUse> uses = models::kernel_uses(s);
   for (const models::KernelUse& u : uses) {
     const std::string cls = sim::kernel_class_name(u.cls);
-    // Convolutions' tiles lose their own share per halving, where the profile gives one.
-    if (u.cls == sim::KernelClass::conv && k.find("gemm_tile.conv_half_tile_throughput") != nullptr)
-      paths.insert("gemm_tile.conv_half_tile_throughput");
-    if (u.cls == sim::KernelClass::conv && k.find("winograd_min_channels") != nullptr)
-      paths.insert("winograd_min_channels");
+    // Convolutions' tiles lose their own share per halving, and Winograd has a channel floor,
+    // where the profile gives them.
+    if (u.cls == sim::KernelClass::conv) {
+      for (const char* path : {"gemm_tile.conv_half_tile_throughput", "winograd_min_channels"})
+        if (k.find(path) != nullptr) paths.insert(path);
+    }
     // Recurrent steps stream at what their thread blocks draw, where the profile says.
     if (u.cls == sim::KernelClass::recurrent && k.find("recurrent_block_bandwidth") != nullptr)
       paths.insert("recurrent_block_bandwidth");
