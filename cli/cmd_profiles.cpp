@@ -76,6 +76,13 @@ void show_kernels(std::ostream& os, const sim::KernelEfficiency& k) {
     os << ": serial, " << sim::format_significant(k.serial_data_gradient_cycles_per_element, 4)
        << " cycles per reduction element\n";
   }
+  if (k.narrow_batch_below > 0) {
+    os << "  recurrent steps of batch below " << k.narrow_batch_below << ": small-batch kernels at "
+       << sim::format_significant(k.narrow_batch_forward_flops_per_cycle, 4)
+       << " FLOP per cycle per compute unit forward, "
+       << sim::format_significant(k.narrow_batch_data_gradient_flops_per_cycle, 4)
+       << " in the data gradient\n";
+  }
   os << "  achieved fraction of peak (compute classes):\n";
   for (int c = 0; c < sim::kKernelClassCount; ++c) {
     const auto cls = static_cast<sim::KernelClass>(c);

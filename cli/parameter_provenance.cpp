@@ -51,6 +51,13 @@ std::set<std::string> kernel_paths(const models::Scenario& s, const sim::Profile
         k.find("recurrent_serial_data_gradient.cycles_per_element") != nullptr) {
       paths.insert("recurrent_serial_data_gradient.cycles_per_element");
     }
+    // And the rates of the small-batch step kernels, where the profile gives them (counted
+    // whatever the batch, as above).
+    if (u.cls == sim::KernelClass::recurrent) {
+      for (const char* path : {"recurrent_narrow_batch.forward_flops_per_cycle",
+                               "recurrent_narrow_batch.data_gradient_flops_per_cycle"})
+        if (k.find(path) != nullptr) paths.insert(path);
+    }
     if (!sim::is_compute_class(u.cls)) {
       paths.insert("memory." + cls);
       continue;

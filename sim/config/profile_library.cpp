@@ -187,6 +187,14 @@ KernelEfficiency read_kernels(JsonReader& r) {
         serial->number("cycles_per_element", Bound::positive);
     serial->done();
   }
+  if (auto narrow = r.optional_object("recurrent_narrow_batch")) {
+    k.narrow_batch_below = static_cast<double>(narrow->integer("below", 2));
+    k.narrow_batch_forward_flops_per_cycle =
+        narrow->number("forward_flops_per_cycle", Bound::positive);
+    k.narrow_batch_data_gradient_flops_per_cycle =
+        narrow->number("data_gradient_flops_per_cycle", Bound::positive);
+    narrow->done();
+  }
   k.winograd_min_channels = static_cast<double>(r.integer_or("winograd_min_channels", 1, 0));
   if (auto wino = r.optional_object("winograd_gain"))
     k.winograd_gain = read_per_dtype(*wino, Bound::positive);
@@ -307,6 +315,10 @@ AcceleratorSpec read_accelerator(JsonReader& r, const ProfileLibrary& library) {
   if (!a.kernels.serial_data_gradient_batches.empty() && !a.boost_clock_hz) {
     r.fail("kernels", "needs boost_clock: kernels profile \"" + a.kernels.name +
                           "\" prices recurrent_serial_data_gradient in clock cycles");
+  }
+  if (a.kernels.narrow_batch_below > 0 && !a.boost_clock_hz) {
+    r.fail("kernels", "needs boost_clock: kernels profile \"" + a.kernels.name +
+                          "\" prices recurrent_narrow_batch in clock cycles");
   }
   // Every compute class needs an efficiency for every dtype the device has a peak for.
   for (int c = 0; c < kKernelClassCount; ++c) {

@@ -291,6 +291,34 @@ double serial_data_gradient_s(const AcceleratorSpec& a, const Kernel& k) {
   return k.gemm.k * k.gemm.batch * e.serial_data_gradient_cycles_per_element / *a.boost_clock_hz;
 }
 
+// The time of a recurrent step (cuDNN's RNN) on the library's small-batch kernels, where the
+// kernels profile gives them (KernelEfficiency::narrow_batch_below) and the step's batch (the
+// GEMM's M) is below it: its FLOPs at a fixed rate per compute unit and clock, whatever the
+// tiles. fp32 steps only, the rows' dtype (P100's half2 steps keep their tiles). 0 elsewhere.
+// DeepBench's cuDNN 5-6 LSTM steps on Pascal at N = 8 and 16 (results/train) take time in
+// proportion to N h^2: forward, 0.96-1.10 TFLOP/s on the P100 (56 SMs) and 0.63-0.69 on the
+// GTX 1080 Ti, TITAN Xp and TITAN X Pascal (28-30 SMs, more FP32 lanes each) from h = 1536 to
+// 4096, the N = 8 step taking 0.57x the N = 16 one at h = 1536. That is 13-16 FLOP per cycle per
+// SM on both chips, which have 64 and 128 FP32 lanes per SM: a rate per SM, not per lane (nor a
+// DRAM rate, which N would not change). The data-gradient steps run faster (1.1-1.6 TFLOP/s on
+// both) and get their own rate. A 64-wide fallback tile (gemm_tile.narrow_operand) had priced
+// the forward steps from 1.7x too slow (h = 256) to 2.1x too fast (h = 2048-4096 on the GP102
+// boards). The same cells at N = 32 run 3-5 TFLOP/s on ordinary tiles. Fitted on the P100 and
+// GTX 1080 Ti calibration rows, deepbench_lstm went from 15.0% / 15.5% (shape 14.9% / 16.4%) to
+// 14.4% / 13.4% (13.3% / 12.1%), and the held-out TITAN Xp's and TITAN X Pascal's forward
+// series (both halves) from 24% and 23% to 10% and 13% MAPE.
+double narrow_batch_step_s(const AcceleratorSpec& a, const Kernel& k) {
+  const KernelEfficiency& e = a.kernels;
+  if (k.cls != KernelClass::recurrent || k.dtype != Dtype::fp32 || e.narrow_batch_below <= 0 ||
+      !a.boost_clock_hz || k.gemm.m >= e.narrow_batch_below) {
+    return 0;
+  }
+  const double per_cycle = k.recurrent_data_gradient ? e.narrow_batch_data_gradient_flops_per_cycle
+                                                     : e.narrow_batch_forward_flops_per_cycle;
+  if (per_cycle <= 0) return 0;
+  return k.flops / (per_cycle * std::max(1, a.compute_units) * *a.boost_clock_hz);
+}
+
 // Whether the library runs convolution `k` as a plain GEMM: a pointwise convolution's forward or
 // data gradient on matrix units where the kernels profile says its convolution library hands
 // those to the BLAS library (KernelEfficiency::pointwise_conv_gemm). It is then priced as any
@@ -408,6 +436,8 @@ double kernel_body_s(const AcceleratorSpec& a, const Kernel& k) {
       return fastest_tiling_s(a, view, cls == KernelClass::attention, matrix_units, view_split_k,
                               library_simt, cls == KernelClass::conv, time_s);
     };
+    if (const double narrow_s = narrow_batch_step_s(a, k); narrow_s > 0)
+      return std::max(narrow_s, memory_s);
     double best_s = tiled_s(gemm, compute_s, memory_s, split_k);
     // And the algorithm: cuDNN's autotuner (cudnnFind*, PyTorch's benchmark mode) keeps the
     // fastest. Winograd's multiplications are a batched GEMM per transformed tile element whose

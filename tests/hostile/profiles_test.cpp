@@ -205,6 +205,37 @@ HOSTILE("accelerator without boost_clock on a kernels profile that counts cycles
           kernels_profile("\"recurrent_serial_data_gradient\": {\"batches\": [32], "
                           "\"cycles_per_element\": 166}")},
          {"accelerators/gpu.json", with(kAccelerator, "nvidia-volta", "arch")}})
+HOSTILE("kernels profile whose small-batch recurrent steps have no forward rate",
+        {"profiles", "list", "--profile-dir", "@/"}, 2,
+        {"@/kernels/arch.json", "recurrent_narrow_batch.forward_flops_per_cycle", "missing"},
+        {{"kernels/arch.json", kernels_profile("\"recurrent_narrow_batch\": {\"below\": 32, "
+                                               "\"data_gradient_flops_per_cycle\": 21}")}})
+HOSTILE("kernels profile whose small-batch data-gradient rate is negative",
+        {"profiles", "list", "--profile-dir", "@/"}, 2,
+        {"@/kernels/arch.json", "recurrent_narrow_batch.data_gradient_flops_per_cycle", "-21"},
+        {{"kernels/arch.json", kernels_profile("\"recurrent_narrow_batch\": {\"below\": 32, "
+                                               "\"forward_flops_per_cycle\": 14, "
+                                               "\"data_gradient_flops_per_cycle\": -21}")}})
+HOSTILE("kernels profile whose small-batch bound is below two",
+        {"profiles", "list", "--profile-dir", "@/"}, 2,
+        {"@/kernels/arch.json", "recurrent_narrow_batch.below", "1"},
+        {{"kernels/arch.json", kernels_profile("\"recurrent_narrow_batch\": {\"below\": 1, "
+                                               "\"forward_flops_per_cycle\": 14, "
+                                               "\"data_gradient_flops_per_cycle\": 21}")}})
+HOSTILE("kernels profile with an unknown key in its small-batch recurrent steps",
+        {"profiles", "list", "--profile-dir", "@/"}, 2,
+        {"@/kernels/arch.json", "recurrent_narrow_batch", "cycles"},
+        {{"kernels/arch.json",
+          kernels_profile("\"recurrent_narrow_batch\": {\"below\": 32, "
+                          "\"forward_flops_per_cycle\": 14, "
+                          "\"data_gradient_flops_per_cycle\": 21, \"cycles\": 3}")}})
+HOSTILE("accelerator without boost_clock on a kernels profile with small-batch step rates",
+        {"profiles", "show", "gpu", "--profile-dir", "@/"}, 2,
+        {"@/accelerators/gpu.json", "kernels", "needs boost_clock", "recurrent_narrow_batch"},
+        {{"kernels/arch.json", kernels_profile("\"recurrent_narrow_batch\": {\"below\": 32, "
+                                               "\"forward_flops_per_cycle\": 14, "
+                                               "\"data_gradient_flops_per_cycle\": 21}")},
+         {"accelerators/gpu.json", with(kAccelerator, "nvidia-volta", "arch")}})
 HOSTILE("kernels profile whose pointwise-convolution switch is a number",
         {"profiles", "list", "--profile-dir", "@/"}, 2,
         {"@/kernels/arch.json", "pointwise_conv_gemm", "1"},
