@@ -79,9 +79,9 @@ void show_kernels(std::ostream& os, const sim::KernelEfficiency& k) {
   if (k.narrow_batch_below > 0) {
     os << "  recurrent steps of batch below " << k.narrow_batch_below << ": small-batch kernels at "
        << sim::format_significant(k.narrow_batch_forward_flops_per_cycle, 4)
-       << " FLOP per cycle per compute unit forward, "
-       << sim::format_significant(k.narrow_batch_data_gradient_flops_per_cycle, 4)
-       << " in the data gradient\n";
+       << " FLOP per cycle per compute unit forward; the data gradient at "
+       << sim::format_significant(k.narrow_batch_data_gradient_peak_fraction, 4)
+       << " of the fp32 peak\n";
   }
   os << "  achieved fraction of peak (compute classes):\n";
   for (int c = 0; c < sim::kKernelClassCount; ++c) {

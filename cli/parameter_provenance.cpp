@@ -55,7 +55,7 @@ std::set<std::string> kernel_paths(const models::Scenario& s, const sim::Profile
     // whatever the batch, as above).
     if (u.cls == sim::KernelClass::recurrent) {
       for (const char* path : {"recurrent_narrow_batch.forward_flops_per_cycle",
-                               "recurrent_narrow_batch.data_gradient_flops_per_cycle"})
+                               "recurrent_narrow_batch.data_gradient_peak_fraction"})
         if (k.find(path) != nullptr) paths.insert(path);
     }
     if (!sim::is_compute_class(u.cls)) {

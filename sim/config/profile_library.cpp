@@ -191,8 +191,8 @@ KernelEfficiency read_kernels(JsonReader& r) {
     k.narrow_batch_below = static_cast<double>(narrow->integer("below", 2));
     k.narrow_batch_forward_flops_per_cycle =
         narrow->number("forward_flops_per_cycle", Bound::positive);
-    k.narrow_batch_data_gradient_flops_per_cycle =
-        narrow->number("data_gradient_flops_per_cycle", Bound::positive);
+    k.narrow_batch_data_gradient_peak_fraction =
+        narrow->number("data_gradient_peak_fraction", Bound::unit_interval);
     narrow->done();
   }
   k.winograd_min_channels = static_cast<double>(r.integer_or("winograd_min_channels", 1, 0));

@@ -300,23 +300,33 @@ double serial_data_gradient_s(const AcceleratorSpec& a, const Kernel& k) {
 // GTX 1080 Ti, TITAN Xp and TITAN X Pascal (28-30 SMs, more FP32 lanes each) from h = 1536 to
 // 4096, the N = 8 step taking 0.57x the N = 16 one at h = 1536. That is 13-16 FLOP per cycle per
 // SM on both chips, which have 64 and 128 FP32 lanes per SM: a rate per SM, not per lane (nor a
-// DRAM rate, which N would not change). The data-gradient steps run faster (1.1-1.6 TFLOP/s on
-// both) and get their own rate. A 64-wide fallback tile (gemm_tile.narrow_operand) had priced
-// the forward steps from 1.7x too slow (h = 256) to 2.1x too fast (h = 2048-4096 on the GP102
-// boards). The same cells at N = 32 run 3-5 TFLOP/s on ordinary tiles. Fitted on the P100 and
-// GTX 1080 Ti calibration rows, deepbench_lstm went from 15.0% / 15.5% (shape 14.9% / 16.4%) to
-// 14.4% / 13.4% (13.3% / 12.1%), and the held-out TITAN Xp's and TITAN X Pascal's forward
-// series (both halves) from 24% and 23% to 10% and 13% MAPE.
+// DRAM rate, which N would not change). The data-gradient steps (the transposed weights, as
+// cuBLAS's TN GEMMs, which DeepBench's GEMM rows of N = 16 run at 1.2-1.5 TFLOP/s on both chips
+// where their NN ones run 0.8-0.9 on GP102) run at 1.1-1.6 TFLOP/s on the P100 and 1.3-1.4 on
+// the GTX 1080 Ti from h = 1024 to 2048: 10-15% of the fp32 peak on both, where per SM they
+// differ by 1.6x. So their rate is a share of the peak, a rate per lane.
+// A 64-wide fallback tile (gemm_tile.narrow_operand) had priced the forward steps from 1.7x too
+// slow (h = 256) to 2.1x too fast (h = 2048-4096 on the GP102 boards). The same cells at N = 32
+// run 3-5 TFLOP/s on ordinary tiles. Fitted on the P100 and GTX 1080 Ti calibration rows,
+// deepbench_lstm went from 15.0% / 15.5% (shape 14.9% / 16.4%) to 14.4% / 12.6% (13.5% /
+// 11.5%), and the held-out TITAN Xp's and TITAN X Pascal's series (both halves) from 24% and 23%
+// to 10% and 13% MAPE forward, from 23% and 26% to 20% and 21% in the data gradient (22% and 25%
+// with a rate per SM there too).
 double narrow_batch_step_s(const AcceleratorSpec& a, const Kernel& k) {
   const KernelEfficiency& e = a.kernels;
   if (k.cls != KernelClass::recurrent || k.dtype != Dtype::fp32 || e.narrow_batch_below <= 0 ||
       !a.boost_clock_hz || k.gemm.m >= e.narrow_batch_below) {
     return 0;
   }
-  const double per_cycle = k.recurrent_data_gradient ? e.narrow_batch_data_gradient_flops_per_cycle
-                                                     : e.narrow_batch_forward_flops_per_cycle;
-  if (per_cycle <= 0) return 0;
-  return k.flops / (per_cycle * std::max(1, a.compute_units) * *a.boost_clock_hz);
+  if (k.recurrent_data_gradient) {
+    const auto peak = a.peak(Dtype::fp32);
+    if (!peak || e.narrow_batch_data_gradient_peak_fraction <= 0) return 0;
+    return k.flops / (e.narrow_batch_data_gradient_peak_fraction * *peak *
+                      sustained_clock_fraction(a, Dtype::fp32));
+  }
+  if (e.narrow_batch_forward_flops_per_cycle <= 0) return 0;
+  return k.flops / (e.narrow_batch_forward_flops_per_cycle * std::max(1, a.compute_units) *
+                    *a.boost_clock_hz);
 }
 
 // Whether the library runs convolution `k` as a plain GEMM: a pointwise convolution's forward or

@@ -67,15 +67,16 @@ struct KernelEfficiency {
   double serial_data_gradient_cycles_per_element = 0;
   // Recurrent steps (cuDNN's RNN) of a batch below narrow_batch_below run the library's
   // small-batch kernels, whose time is their FLOPs at a fixed rate per compute unit and clock
-  // (the board's boost_clock), in fp32: narrow_batch_forward_flops_per_cycle for the forward step's
-  // h_{t-1} W_hh, narrow_batch_data_gradient_flops_per_cycle for the data gradient's W_hh^T dg.
+  // (the board's boost_clock), in fp32: narrow_batch_forward_flops_per_cycle for the forward
+  // step's h_{t-1} W_hh; the data gradient's W_hh^T dg at narrow_batch_data_gradient_peak_fraction
+  // of the fp32 peak (a rate per lane).
   // cuDNN 5-6 on Pascal: DeepBench's LSTM forward steps at batches 8 and 16 run at 0.96-1.10
   // TFLOP/s on the P100 and 0.63-0.69 on the GTX 1080 Ti, TITAN Xp and TITAN X Pascal from h =
   // 1536 to 4096, 13-16 FLOP per cycle per SM on both chips (sim/hw/kernel_model.cpp,
   // narrow_batch_step_s). 0: none (tiled like any GEMM).
   double narrow_batch_below = 0;
   double narrow_batch_forward_flops_per_cycle = 0;
-  double narrow_batch_data_gradient_flops_per_cycle = 0;
+  double narrow_batch_data_gradient_peak_fraction = 0;
   // Per dtype: how many times fewer multiplications the library's Winograd convolutions need
   // for 3x3 stride-1 filters, net of their transforms (Lavin and Gray, 'Fast Algorithms for
   // Convolutional Neural Networks', arXiv:1509.09308: F(2x2,3x3) needs 2.25x fewer, F(4x4,3x3)

@@ -209,32 +209,32 @@ HOSTILE("kernels profile whose small-batch recurrent steps have no forward rate"
         {"profiles", "list", "--profile-dir", "@/"}, 2,
         {"@/kernels/arch.json", "recurrent_narrow_batch.forward_flops_per_cycle", "missing"},
         {{"kernels/arch.json", kernels_profile("\"recurrent_narrow_batch\": {\"below\": 32, "
-                                               "\"data_gradient_flops_per_cycle\": 21}")}})
-HOSTILE("kernels profile whose small-batch data-gradient rate is negative",
+                                               "\"data_gradient_peak_fraction\": 0.11}")}})
+HOSTILE("kernels profile whose small-batch data-gradient share is above the peak",
         {"profiles", "list", "--profile-dir", "@/"}, 2,
-        {"@/kernels/arch.json", "recurrent_narrow_batch.data_gradient_flops_per_cycle", "-21"},
+        {"@/kernels/arch.json", "recurrent_narrow_batch.data_gradient_peak_fraction", "1.5"},
         {{"kernels/arch.json", kernels_profile("\"recurrent_narrow_batch\": {\"below\": 32, "
                                                "\"forward_flops_per_cycle\": 14, "
-                                               "\"data_gradient_flops_per_cycle\": -21}")}})
+                                               "\"data_gradient_peak_fraction\": 1.5}")}})
 HOSTILE("kernels profile whose small-batch bound is below two",
         {"profiles", "list", "--profile-dir", "@/"}, 2,
         {"@/kernels/arch.json", "recurrent_narrow_batch.below", "1"},
         {{"kernels/arch.json", kernels_profile("\"recurrent_narrow_batch\": {\"below\": 1, "
                                                "\"forward_flops_per_cycle\": 14, "
-                                               "\"data_gradient_flops_per_cycle\": 21}")}})
+                                               "\"data_gradient_peak_fraction\": 0.11}")}})
 HOSTILE("kernels profile with an unknown key in its small-batch recurrent steps",
         {"profiles", "list", "--profile-dir", "@/"}, 2,
         {"@/kernels/arch.json", "recurrent_narrow_batch", "cycles"},
         {{"kernels/arch.json",
           kernels_profile("\"recurrent_narrow_batch\": {\"below\": 32, "
                           "\"forward_flops_per_cycle\": 14, "
-                          "\"data_gradient_flops_per_cycle\": 21, \"cycles\": 3}")}})
+                          "\"data_gradient_peak_fraction\": 0.11, \"cycles\": 3}")}})
 HOSTILE("accelerator without boost_clock on a kernels profile with small-batch step rates",
         {"profiles", "show", "gpu", "--profile-dir", "@/"}, 2,
         {"@/accelerators/gpu.json", "kernels", "needs boost_clock", "recurrent_narrow_batch"},
         {{"kernels/arch.json", kernels_profile("\"recurrent_narrow_batch\": {\"below\": 32, "
                                                "\"forward_flops_per_cycle\": 14, "
-                                               "\"data_gradient_flops_per_cycle\": 21}")},
+                                               "\"data_gradient_peak_fraction\": 0.11}")},
          {"accelerators/gpu.json", with(kAccelerator, "nvidia-volta", "arch")}})
 HOSTILE("kernels profile whose pointwise-convolution switch is a number",
         {"profiles", "list", "--profile-dir", "@/"}, 2,
