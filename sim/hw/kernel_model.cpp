@@ -447,7 +447,7 @@ double kernel_body_s(const AcceleratorSpec& a, const Kernel& k) {
                               library_simt, cls == KernelClass::conv, time_s);
     };
     if (const double narrow_s = narrow_batch_step_s(a, k); narrow_s > 0)
-      return std::max(narrow_s, memory_s);
+      return std::max({narrow_s, memory_s, serial_data_gradient_s(a, k)});
     double best_s = tiled_s(gemm, compute_s, memory_s, split_k);
     // And the algorithm: cuDNN's autotuner (cudnnFind*, PyTorch's benchmark mode) keeps the
     // fastest. Winograd's multiplications are a batched GEMM per transformed tile element whose

@@ -40,6 +40,11 @@
 // - GEMMs on matrix units whose operand strides are not whole 16-byte vectors (Kernel::unaligned)
 //   run at the profile's unaligned_gemm share of eff: Hopper's TMA-based cuBLAS kernels need
 //   16-byte aligned strides, and the ones without it are slower.
+// - recurrent steps: cuDNN's per-step GEMMs stream their weights at what their thread blocks
+//   draw (recurrent_block_bandwidth); where the profile says, a data-gradient step at some
+//   batches walks its reduction serially (recurrent_serial_data_gradient), and fp32 steps below
+//   a batch run small-batch kernels at a FLOP rate per SM (forward) or a share of the fp32 peak
+//   (data gradient), whatever the tiles (recurrent_narrow_batch; narrow_batch_step_s).
 // - GEMM latency: each library GEMM on matrix units takes the profile's gemm_latency[dtype] on
 //   top of its tiles' work, whatever its size (the pipeline's fill and drain).
 // - eff_mem[class]: achieved fraction of DRAM bandwidth per memory-bound class (streaming
