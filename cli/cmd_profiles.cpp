@@ -123,6 +123,8 @@ void show_kernels(std::ostream& os, const sim::KernelEfficiency& k) {
   }
   per_dtype("weight-gradient convolutions at this fraction of conv's efficiency:",
             k.conv_weight_gradient);
+  per_dtype("weight-gradient convolutions stream their operands at this fraction of DRAM's rate:",
+            k.conv_weight_gradient_bandwidth);
   per_dtype("data gradients of strided convolutions at this fraction of conv's efficiency:",
             k.conv_strided_data_gradient);
   per_dtype("GEMMs on matrix units with a dimension not a whole 16-byte vector at this fraction:",

@@ -393,7 +393,15 @@ double kernel_body_s(const AcceleratorSpec& a, const Kernel& k) {
     if (gain > 1) winograd_s = compute_s / gain;
   }
   const double bw_bytes_per_s = a.memory_bw_bytes_per_s * memory_efficiency(a, cls);
-  const double memory_s = k.bytes > 0 ? k.bytes / bw_bytes_per_s : 0.0;
+  double memory_s = k.bytes > 0 ? k.bytes / bw_bytes_per_s : 0.0;
+  // A weight gradient's blocks stream x and dy at a share of that
+  // (KernelEfficiency::conv_weight_gradient_bandwidth), on every algorithm: Winograd's batched
+  // GEMMs for it are as few output tiles over as long a reduction. Its split-K partial sums are
+  // priced at the full rate below.
+  if (const double share = a.kernels.conv_weight_gradient_bandwidth[static_cast<std::size_t>(math)];
+      k.weight_gradient && cls == KernelClass::conv && share > 0) {
+    memory_s /= share;
+  }
   if (compute_s > 0 && gemm.m > 0 && gemm.n > 0 && gemm.k > 0) {
     // The library picks the tiling that finishes first. Split-K fills idle SMs, but its partial
     // sums are written and read back once in fp32, which costs more than it saves where the

@@ -109,6 +109,18 @@ struct KernelEfficiency {
   // split worse than forward and data-gradient ones; 0 where the profile gives none (priced as
   // forward).
   std::array<double, kDtypeCount> conv_weight_gradient{};
+  // Per dtype: the fraction of a convolution's streaming bandwidth (the copy-class DRAM
+  // bandwidth) that the library's weight-gradient kernels draw while they read the input and the
+  // output gradient. A backward-filter kernel's output is the small filter tensor, so its blocks
+  // are few slices of one long reduction over N x P x Q, each streaming its two operands panel by
+  // panel. DeepBench's fp32 weight gradients of few filters and long reductions (C64 112x112 K64,
+  // C256 56x56 K64, C192 28x28 K64, 1x1: results/train) take the time of reading both operands at
+  // 17-24% of DRAM bandwidth on the P100, GTX 1080 Ti, TITAN Xp, M40, T4 and V100 alike (HBM2,
+  // GDDR5X, GDDR5, GDDR6): C64 112x112 K64 N16 takes 0.64-1.67 ms where its math at peak takes
+  // 0.13-0.24 ms, and 1.7x as long on the GTX 1080 Ti as on the P100, whose FLOP rate is lower
+  // and bandwidth 1.5x higher. 0 where the profile gives none (a convolution's streaming
+  // bandwidth). Tensor-core weight gradients read faster (V100 fp16: 54-70% on the same layer).
+  std::array<double, kDtypeCount> conv_weight_gradient_bandwidth{};
   // Per dtype: the fraction of the convolutions' efficiency that the library's data gradients of
   // strided convolutions reach. That gradient is the transposed convolution, which spreads each
   // output gradient over stride_h x stride_w input positions (Dumoulin and Visin, 'A guide to

@@ -128,6 +128,16 @@ HOSTILE("kernels profile whose weight-gradient share is above 1",
         {"profiles", "list", "--profile-dir", "@/"}, 2,
         {"@/kernels/arch.json: conv_weight_gradient.fp32: value 1.5 must be in (0, 1]"},
         {{"kernels/arch.json", kernels_profile("\"conv_weight_gradient\": {\"fp32\": 1.5}")}})
+HOSTILE("kernels profile whose weight-gradient bandwidth share is 0",
+        {"profiles", "list", "--profile-dir", "@/"}, 2,
+        {"@/kernels/arch.json: conv_weight_gradient_bandwidth.fp32: value 0 must be in (0, 1]"},
+        {{"kernels/arch.json",
+          kernels_profile("\"conv_weight_gradient_bandwidth\": {\"fp32\": 0}")}})
+HOSTILE("kernels profile whose weight-gradient bandwidth share names no dtype",
+        {"profiles", "list", "--profile-dir", "@/"}, 2,
+        {"@/kernels/arch.json: conv_weight_gradient_bandwidth", "fp33"},
+        {{"kernels/arch.json",
+          kernels_profile("\"conv_weight_gradient_bandwidth\": {\"fp33\": 0.3}")}})
 HOSTILE("kernels profile whose strided data-gradient share is 0",
         {"profiles", "list", "--profile-dir", "@/"}, 2,
         {"@/kernels/arch.json: conv_strided_data_gradient.fp16: value 0 must be in (0, 1]"},

@@ -90,6 +90,7 @@ TEST_CASE("only weight-gradient convolutions split their reduction") {
   as_forward.weight_gradient = false;
   auto no_share = v100;
   no_share.kernels.conv_weight_gradient = {};
+  no_share.kernels.conv_weight_gradient_bandwidth = {};
   CHECK(body16_s(no_share, as_forward) > 4 * body16_s(no_share, wgrad));
 }
 
@@ -139,4 +140,42 @@ TEST_CASE("strided convolutions' data gradients take the profile's share of conv
   // An architecture whose profile gives none prices them at conv's efficiency.
   const auto& ampere = lib.accelerator("a100-sxm4-40gb", "test");
   CHECK(ampere.kernels.conv_strided_data_gradient[static_cast<std::size_t>(Dtype::fp32)] == 0);
+}
+
+TEST_CASE("weight gradients stream their operands at the profile's share of bandwidth") {
+  const auto lib = trainsim::cli::load_profile_library({});
+  const auto& p100 = lib.accelerator("p100-sxm2-16gb", "test");
+  const auto& gp102 = lib.accelerator("gtx-1080-ti", "test");
+  const auto share_of = [](const trainsim::sim::AcceleratorSpec& a) {
+    return a.kernels.conv_weight_gradient_bandwidth[static_cast<std::size_t>(Dtype::fp32)];
+  };
+  CHECK(share_of(p100) > 0.2);
+  CHECK(share_of(p100) < 0.5);
+  const auto without = [](trainsim::sim::AcceleratorSpec a) {
+    a.kernels.conv_weight_gradient_bandwidth = {};
+    return a;
+  };
+  // The split weight gradient (64 filters over batch x 12544 positions, 103 MB of x and dy at
+  // batch 16): DeepBench times it at 0.64 ms on the P100 and 1.08 ms on the GTX 1080 Ti, whose
+  // bandwidth is 1.5x lower and FLOP rate higher. Priced at the streaming rate it follows the
+  // FLOPs; at the profile's share it follows the bandwidth, within 30% of both rows (the share is
+  // fitted on all of the two boards' convolution rows, where these read faster than most).
+  const KernelSpec wgrad = split_wgrad();
+  const double p100_s = body16_s(p100, wgrad);
+  const double gp102_s = body16_s(gp102, wgrad);
+  CHECK(body16_s(without(gp102), wgrad) < body16_s(without(p100), wgrad));
+  CHECK(gp102_s > 1.3 * p100_s);
+  CHECK(p100_s == Approx(0.64e-3).epsilon(0.3));
+  CHECK(gp102_s == Approx(1.08e-3).epsilon(0.3));
+  // Its forward kernel, and a compute-bound weight gradient, are priced as before.
+  const KernelSpec fwd = conv("conv fwd", trainsim::models::conv_spec(64, 1, 1, 0), {64, 112, 112});
+  CHECK(body16_s(p100, fwd) == body16_s(without(p100), fwd));
+  const KernelSpec dense = conv("conv wgrad");
+  CHECK(body_s(lib, "p100-sxm2-16gb", dense) ==
+        trainsim::sim::kernel_body_s(without(p100),
+                                     trainsim::models::instantiate(dense, 64, Dtype::fp32)));
+  // Tensor-core weight gradients and Hopper's read at a convolution's rate.
+  CHECK(share_of(lib.accelerator("h200", "test")) == 0);
+  CHECK(lib.accelerator("v100-sxm2-16gb", "test")
+            .kernels.conv_weight_gradient_bandwidth[static_cast<std::size_t>(Dtype::fp16)] == 0);
 }

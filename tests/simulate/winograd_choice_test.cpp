@@ -63,9 +63,11 @@ TEST_CASE("below the profile's channel floor no pass of a 3x3 convolution takes 
     return trainsim::sim::kernel_body_s(a, trainsim::models::instantiate(k, 16, Dtype::fp32));
   };
   // A first layer's (C3 224x224 K64) weight gradient: Winograd's batched GEMMs, whose 3-wide
-  // channel side costs no tile throughput, would price it at under half the implicit GEMM's
-  // time, where DeepBench's P100 takes 2.7x the forward pass's (1.73 against 0.65 ms at N16).
-  CHECK(time_s(p100, 3, "conv wgrad") > 2 * time_s(no_floor, 3, "conv wgrad"));
+  // channel side costs no tile throughput, would price it faster than the implicit GEMM (both
+  // read x and dy at the weight gradients' share of the bandwidth, conv_weight_gradient_bandwidth,
+  // which leaves Winograd's fewer multiplications less to gain), where DeepBench's P100 takes 2.7x
+  // the forward pass's time (1.73 against 0.65 ms at N16).
+  CHECK(time_s(p100, 3, "conv wgrad") > 1.1 * time_s(no_floor, 3, "conv wgrad"));
   CHECK(time_s(p100, 3, "conv wgrad") > time_s(p100, 3, "conv fwd"));
   // From the floor up, Winograd is offered as before.
   for (const char* what : {"conv fwd", "conv dgrad", "conv wgrad"})
