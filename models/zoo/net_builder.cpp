@@ -312,8 +312,17 @@ Tensor NetBuilder::conv2d(const Tensor& in, const Conv2d& s) {
     k.transpose_param_elements = param;
     return k;
   };
+  // The input rows a strided filter shorter than its stride reads (a 1x1 stride-2
+  // convolution's every other row; whole rows, as 32-byte sectors along a row hold both the
+  // taps it reads and those it skips). Counting the whole input, DeepBench's 1x1 stride-2 weight
+  // gradients (C256 56x56 K128, C512 28x28 K256: results/train) came out 1.4-2x too slow on
+  // Pascal and Maxwell once weight gradients read x and dy at their share of the bandwidth
+  // (sim::KernelEfficiency::conv_weight_gradient_bandwidth).
+  const double in_read =
+      in.elements() * std::min(1.0, static_cast<double>(s.dilation_h * (s.kernel_h - 1) + 1) /
+                                        static_cast<double>(s.stride_h));
   fwd(transposes(
-      conv_spec("conv fwd", in.elements() + out_elems, {out_pos, c_out_g, c_in_g * rs, g},
+      conv_spec("conv fwd", in_read + out_elems, {out_pos, c_out_g, c_in_g * rs, g},
                 {0, c_out_g, c_in_g, static_cast<double>(h), static_cast<double>(w)}, BatchDim::m),
       in.elements() + out_elems, weights));
   if (s.bias) {
@@ -334,7 +343,7 @@ Tensor NetBuilder::conv2d(const Tensor& in, const Conv2d& s) {
     bwd(transposes(dgrad, out_elems + in.elements(), weights));
   }
   KernelSpec wgrad = transposes(
-      conv_spec("conv wgrad", in.elements() + out_elems, {c_out_g, c_in_g * rs, out_pos, g},
+      conv_spec("conv wgrad", in_read + out_elems, {c_out_g, c_in_g * rs, out_pos, g},
                 {c_out_g, c_in_g, 0, static_cast<double>(h), static_cast<double>(w)}, BatchDim::k),
       in.elements() + out_elems, weights);
   wgrad.weight_gradient = true;
