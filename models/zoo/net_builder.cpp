@@ -257,10 +257,10 @@ Tensor NetBuilder::conv2d(const Tensor& in, const Conv2d& s) {
   }
   const bool dilated = s.dilation_h > 1 || s.dilation_w > 1;
   // The filter's extent: its taps spread dilation apart.
-  const std::int64_t h =
-      out_dim(in.height(), s.dilation_h * (s.kernel_h - 1) + 1, s.stride_h, s.pad_h);
-  const std::int64_t w =
-      out_dim(in.width(), s.dilation_w * (s.kernel_w - 1) + 1, s.stride_w, s.pad_w);
+  const std::int64_t extent_h = s.dilation_h * (s.kernel_h - 1) + 1;
+  const std::int64_t extent_w = s.dilation_w * (s.kernel_w - 1) + 1;
+  const std::int64_t h = out_dim(in.height(), extent_h, s.stride_h, s.pad_h);
+  const std::int64_t w = out_dim(in.width(), extent_w, s.stride_w, s.pad_w);
   Tensor out = make({s.out_channels, h, w}, true);
   const double out_elems = out.elements();
   const double macs = out_elems * static_cast<double>(c_in / s.groups * s.kernel_h * s.kernel_w);
@@ -318,9 +318,8 @@ Tensor NetBuilder::conv2d(const Tensor& in, const Conv2d& s) {
   // gradients (C256 56x56 K128, C512 28x28 K256: results/train) came out 1.4-2x too slow on
   // Pascal and Maxwell once weight gradients read x and dy at their share of the bandwidth
   // (sim::KernelEfficiency::conv_weight_gradient_bandwidth).
-  const double in_read =
-      in.elements() * std::min(1.0, static_cast<double>(s.dilation_h * (s.kernel_h - 1) + 1) /
-                                        static_cast<double>(s.stride_h));
+  const double in_read = in.elements() * std::min(1.0, static_cast<double>(extent_h) /
+                                                           static_cast<double>(s.stride_h));
   fwd(transposes(
       conv_spec("conv fwd", in_read + out_elems, {out_pos, c_out_g, c_in_g * rs, g},
                 {0, c_out_g, c_in_g, static_cast<double>(h), static_cast<double>(w)}, BatchDim::m),

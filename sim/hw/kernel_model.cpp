@@ -358,6 +358,9 @@ double kernel_body_s(const AcceleratorSpec& a, const Kernel& k) {
   GemmShape gemm = k.gemm;
   double flops = k.flops;
   const KernelClass cls = runs_as_gemm(a, k) ? KernelClass::gemm : k.cls;
+  // cuDNN's backward-filter convolutions: their own efficiency share, bandwidth share and
+  // split-K sum (below).
+  const bool conv_weight_gradient = cls == KernelClass::conv && k.weight_gradient;
   if (is_compute_class(cls) && k.flops > 0) {
     math = math_dtype(a, k);
     if (cls == KernelClass::conv && matrix_unit_math(a, math)) {
@@ -367,7 +370,7 @@ double kernel_body_s(const AcceleratorSpec& a, const Kernel& k) {
     const auto peak = a.peak(math);
     double eff = a.kernels.effective_compute(cls, math);
     const double wgrad = a.kernels.conv_weight_gradient[static_cast<std::size_t>(math)];
-    if (k.weight_gradient && cls == KernelClass::conv && wgrad > 0) eff *= wgrad;
+    if (conv_weight_gradient && wgrad > 0) eff *= wgrad;
     const double strided = a.kernels.conv_strided_data_gradient[static_cast<std::size_t>(math)];
     if (k.strided_data_gradient && cls == KernelClass::conv && strided > 0) eff *= strided;
     const auto d = static_cast<std::size_t>(math);
@@ -399,7 +402,7 @@ double kernel_body_s(const AcceleratorSpec& a, const Kernel& k) {
   // GEMMs for it are as few output tiles over as long a reduction. Its split-K partial sums are
   // priced at the full rate below.
   if (const double share = a.kernels.conv_weight_gradient_bandwidth[static_cast<std::size_t>(math)];
-      k.weight_gradient && cls == KernelClass::conv && share > 0) {
+      conv_weight_gradient && share > 0) {
     memory_s /= share;
   }
   if (compute_s > 0 && gemm.m > 0 && gemm.n > 0 && gemm.k > 0) {
@@ -428,7 +431,7 @@ double kernel_body_s(const AcceleratorSpec& a, const Kernel& k) {
     // splitKreduce_kernel runs after its split-K GEMMs), DeepBench's GEMM table rose from 11.5% /
     // 14.8% to 13.1% / 15.8%: its small split GEMMs (M 512-1024, N 16-32, K 512) came out 40-80%
     // too slow, so cuBLAS's are taken to sum within the kernel.
-    const bool reduce_apart = cls == KernelClass::conv && k.weight_gradient;
+    const bool reduce_apart = conv_weight_gradient;
     // cuBLAS's GEMMs and cuDNN's recurrent steps (cuDNN's RNN calls cuBLAS's kernels; its
     // convolutions have kernels of their own).
     const bool library_simt =
