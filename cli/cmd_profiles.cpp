@@ -148,6 +148,9 @@ void show_kernels(std::ostream& os, const sim::KernelEfficiency& k) {
   if (!k.conv_few_channel_kernels)
     os << "  few-channel convolutions: no packed-tap kernels (channels pad to the tile's depth at "
           "every filter tap)\n";
+  if (k.conv_few_channel_simt)
+    os << "  few-channel convolutions (under one 16-byte vector of input channels): fp32 SIMT "
+          "kernels whatever the dtype\n";
   if (k.pointwise_conv_gemm)
     os << "  pointwise (1x1 stride-1) convolutions on matrix units: forward and data gradient run "
           "as library GEMMs\n";

@@ -497,15 +497,19 @@ std::vector<KernelUse> kernel_uses(const Scenario& s) {
     const auto cls = static_cast<sim::KernelClass>(c);
     if (used[static_cast<std::size_t>(c)]) out.push_back({cls, compute_dtype(s, cls)});
   }
-  // Dilated convolutions without a tensor-core algorithm use conv's fp32 efficiency.
-  if (dilated_conv_fp32_math(s)) out.push_back({sim::KernelClass::conv, sim::Dtype::fp32});
+  // Convolutions the library runs on fp32 math (dilated ones without a tensor-core algorithm,
+  // few-channel ones on SIMT kernels) use conv's fp32 efficiency.
+  if (conv_fp32_math(s, false)) out.push_back({sim::KernelClass::conv, sim::Dtype::fp32});
   return out;
 }
 
-bool dilated_conv_fp32_math(const Scenario& s) {
+bool dilated_conv_fp32_math(const Scenario& s) { return conv_fp32_math(s, true); }
+
+bool conv_fp32_math(const Scenario& s, bool dilated_only) {
   for (const Layer& l : s.model.layers) {
     for (const KernelSpec& k : l.fwd_kernels) {
-      if (!k.dilated || k.cls != sim::KernelClass::conv || !wanted(k, s)) continue;
+      if ((dilated_only && !k.dilated) || k.cls != sim::KernelClass::conv || !wanted(k, s))
+        continue;
       sim::Kernel kernel = instantiate(k, 1, storage_dtype(s));
       kernel.dtype = compute_dtype(s, k.cls);
       if (sim::math_dtype(s.cluster.accelerator, kernel) != kernel.dtype) return true;

@@ -74,6 +74,10 @@ std::vector<KernelUse> kernel_uses(const Scenario& s);
 // run's library has no tensor-core algorithm for dilation (the kernels profile's or the
 // scenario's dilated_conv_tensor_cores; sim/hw/kernel_model.hpp, math_dtype).
 bool dilated_conv_fp32_math(const Scenario& s);
+// Whether any of the model's convolutions (the dilated ones alone with `dilated_only`) computes
+// in fp32 math in the scenario's precision (math_dtype: dilation without a tensor-core
+// algorithm, or few input channels on a library that runs those on SIMT kernels).
+bool conv_fp32_math(const Scenario& s, bool dilated_only);
 
 // The dtype activations and the weights' working copies are stored in: the precision, bf16 under
 // fp8 (fp8 runs only the GEMMs in 8 bits).

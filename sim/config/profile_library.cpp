@@ -222,6 +222,7 @@ KernelEfficiency read_kernels(JsonReader& r) {
   k.dilated_conv_tensor_cores = r.boolean_or("dilated_conv_tensor_cores", true);
   k.nchw_tensor_core_transposes = r.boolean_or("nchw_tensor_core_transposes", false);
   k.conv_few_channel_kernels = r.boolean_or("conv_few_channel_kernels", true);
+  k.conv_few_channel_simt = r.boolean_or("conv_few_channel_simt", false);
   k.pointwise_conv_gemm = r.boolean_or("pointwise_conv_gemm", false);
   if (r.has("winograd_nonfused")) {
     for (const std::int64_t filter : r.integer_list("winograd_nonfused", 3, 5)) {

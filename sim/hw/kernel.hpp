@@ -131,7 +131,9 @@ struct Kernel {
   // as the library GEMMs they run.
   bool channels_first = false;
   bool pointwise_gemm = false;
-  double input_channels = 0;  // the layer's input channels (below one 16-byte vector: NCHW read)
+  // The layer's input channels (below one 16-byte vector: NCHW read, and on SIMT kernels where
+  // KernelEfficiency::conv_few_channel_simt says so).
+  double input_channels = 0;
   double transpose_elements = 0;  // elements of the three tensors transposed
   // The SIMT instructions a memory-bound kernel's per-element arithmetic issues in all
   // (FrameworkSpec::element_instructions times its elements; kernel_model.cpp, element_issue_s).

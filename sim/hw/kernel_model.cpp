@@ -11,8 +11,10 @@ namespace trainsim::sim {
 namespace {
 
 // Split-K factors a library may choose for GEMMs with few output tiles and a long reduction
-// (cuBLAS and CUTLASS split K across CTAs and reduce the partial sums).
-constexpr double kSplitK[] = {1, 2, 3, 4, 6, 8, 12, 16, 24, 32};
+// (cuBLAS and CUTLASS split K across CTAs and reduce the partial sums). Library GEMMs stop at
+// kGemmMaxSplitK; weight-gradient convolutions go on (fastest_tiling_s, deep_split).
+constexpr double kSplitK[] = {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256};
+constexpr double kGemmMaxSplitK = 32;
 
 // Tiles narrower than this are kept for operands narrower than it (see fastest_tiling_s).
 constexpr double kRegularMinTile = 16;
@@ -57,10 +59,21 @@ double blocks_bw_bytes_per_s(const AcceleratorSpec& a, const GemmShape& g, doubl
 // (FlashAttention's blocks), so n is never quantised.
 // `library_simt` marks a library GEMM on SIMT math, whose narrow operands run on the tiles
 // KernelEfficiency::narrow_operand_tile gives, where the profile gives one; `conv` a convolution.
+// `deep_split` marks a convolution's weight gradient, whose reduction runs over every output
+// position of every sample (N x P x Q, hundreds of thousands for a first layer) into a filter
+// gradient of a few tiles. cuDNN's backward-filter kernels cut that reduction into as many
+// slices as fill the device: per sample and segment of positions, the partial filter gradients
+// summed apart (reduce_wgrad_nchw_helper, the wgrad_indexed *_segment_k_on_* and *_split_k_*
+// kernels in this project's H200 ResNet-50 profiles, tests/reference_data/
+// h200_profile_kernels.csv), so its split is bounded by the waves and the slices' length alone,
+// not by the GEMMs' 32. Capped at 32, the H200's fp32 first-layer weight gradients (C1 161x700,
+// 5x20/2 and 5x5/2: one 32 x 100 output tile over 0.1-0.9 M positions) filled a quarter of its
+// 132 SMs and came out 2.1-2.8x too slow (tests/reference_data/h200_kernels_conv.csv); the
+// boards of 28-80 SMs, which 32 slices of a tile fill, priced them within 0.6-1.4x.
 template <typename TimeOf>
 double fastest_tiling_s(const AcceleratorSpec& a, const GemmShape& g, bool attention,
                         bool matrix_units, bool split_k, bool library_simt, bool conv,
-                        TimeOf time_s) {
+                        bool deep_split, TimeOf time_s) {
   const KernelEfficiency& e = a.kernels;
   const double units = std::max(1, a.compute_units);
   const double useful = g.m * g.n * g.batch;
@@ -117,7 +130,8 @@ double fastest_tiling_s(const AcceleratorSpec& a, const GemmShape& g, bool atten
                    penalised(hm, e.tile_m) + (attention ? 0 : penalised(hn, e.tile_n)));
       const double tiles = std::ceil(g.m / tm) * std::ceil(g.n / tn) * g.batch;
       for (const double split : kSplitK) {
-        if (split > 1 && (!split_k || tiles * split > 8 * units || g.k / split < 2 * e.k_half))
+        if (split > 1 && (!split_k || tiles * split > 8 * units || g.k / split < 2 * e.k_half ||
+                          (!deep_split && split > kGemmMaxSplitK)))
           break;
         const double waves = std::ceil(tiles * split / units);
         const double quantisation = useful * split / (waves * units * tm * tn);
@@ -257,10 +271,14 @@ double sustained_clock_fraction(const AcceleratorSpec& a, Dtype math) {
 }
 
 Dtype math_dtype(const AcceleratorSpec& a, const Kernel& k) {
-  if (!k.dilated || k.cls != KernelClass::conv || k.dtype == Dtype::fp32 ||
-      a.kernels.dilated_conv_tensor_cores) {
-    return k.dtype;
+  if (k.cls != KernelClass::conv || k.dtype == Dtype::fp32) return k.dtype;
+  // Inputs of fewer channels than one 16-byte vector (a first layer's 1 or 3) run the library's
+  // fp32 SIMT kernels where the kernels profile says so (KernelEfficiency::conv_few_channel_simt).
+  if (a.kernels.conv_few_channel_simt && k.input_channels > 0 &&
+      k.input_channels * dtype_bytes(k.dtype) < 16 && matrix_unit_math(a, k.dtype)) {
+    return Dtype::fp32;
   }
+  if (!k.dilated || a.kernels.dilated_conv_tensor_cores) return k.dtype;
   // Without a tensor-core algorithm the convolution computes in fp32: TF32 is fp32 storage, and
   // PyTorch asks cuDNN for fp32 math on half data (pytorch/pytorch
   // aten/src/ATen/cudnn/Descriptors.h, ConvolutionDescriptor::set: 'if (dataType ==
@@ -455,7 +473,8 @@ double kernel_body_s(const AcceleratorSpec& a, const Kernel& k) {
         return gemm_s + a.kernel_launch_overhead_s + (split + 1) * partial_bytes / bw_bytes_per_s;
       };
       return fastest_tiling_s(a, view, cls == KernelClass::attention, matrix_units, view_split_k,
-                              library_simt, cls == KernelClass::conv, time_s);
+                              library_simt, cls == KernelClass::conv, conv_weight_gradient,
+                              time_s);
     };
     if (const double narrow_s = narrow_batch_step_s(a, k); narrow_s > 0)
       return std::max({narrow_s, memory_s, serial_data_gradient_s(a, k)});

@@ -187,6 +187,15 @@ struct KernelEfficiency {
   // iterators for first layers of 1-8 channels). Where not, the channels a convolution reduces
   // over pad to the tile's depth at every tap (sim/hw/kernel_model.cpp, channel_padded).
   bool conv_few_channel_kernels = true;
+  // Whether the convolution library runs convolutions whose input has fewer channels than one
+  // 16-byte vector (a first layer's 1 or 3: Kernel::input_channels) on its fp32 SIMT kernels
+  // whatever the dtype, TF32 and 16-bit ones alike (sim/hw/kernel_model.hpp, math_dtype).
+  // cuDNN 9.19 on the H200 does: its TF32 first layers (C1 161x700 5x20/2 and 5x5/2, C1 48x480
+  // and C3 224x224 3x3, C3 108x108 3x3/2) take their fp32 time in 27 of 30 passes, within 5%, and
+  // its bf16 forward passes 0.6-1.2x of it (tests/reference_data/h200_kernels_conv.csv), where
+  // tensor cores at any padding would have run them several times faster. cuDNN 7's tensor-core
+  // kernels run them padded (conv_few_channel_kernels above: Volta, Turing).
+  bool conv_few_channel_simt = false;
   // Whether the convolution library hands a pointwise convolution's forward and data gradient
   // (1x1, stride 1, unpadded, ungrouped: Kernel::pointwise_gemm, a plain GEMM over the channels)
   // on matrix units to the BLAS library's GEMM kernels, which are priced as GEMMs
