@@ -503,7 +503,9 @@ std::vector<KernelUse> kernel_uses(const Scenario& s) {
   return out;
 }
 
-bool dilated_conv_fp32_math(const Scenario& s) { return conv_fp32_math(s, true); }
+bool dilated_conv_fp32_math(const Scenario& s) {
+  return conv_fp32_math(s, true);
+}
 
 bool conv_fp32_math(const Scenario& s, bool dilated_only) {
   for (const Layer& l : s.model.layers) {

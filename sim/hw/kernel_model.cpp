@@ -473,8 +473,7 @@ double kernel_body_s(const AcceleratorSpec& a, const Kernel& k) {
         return gemm_s + a.kernel_launch_overhead_s + (split + 1) * partial_bytes / bw_bytes_per_s;
       };
       return fastest_tiling_s(a, view, cls == KernelClass::attention, matrix_units, view_split_k,
-                              library_simt, cls == KernelClass::conv, conv_weight_gradient,
-                              time_s);
+                              library_simt, cls == KernelClass::conv, conv_weight_gradient, time_s);
     };
     if (const double narrow_s = narrow_batch_step_s(a, k); narrow_s > 0)
       return std::max({narrow_s, memory_s, serial_data_gradient_s(a, k)});

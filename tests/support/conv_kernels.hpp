@@ -28,6 +28,18 @@ inline models::KernelSpec conv_kernel(std::vector<std::int64_t> input, const mod
   return {};
 }
 
+// DeepBench's speech first layer over its C1 161x700 input: K32, a 5x20 filter, stride 2, no
+// padding (baidu-research/DeepBench code/kernels/conv_problems.h).
+inline models::Conv2d speech_first_layer() {
+  models::Conv2d c;
+  c.out_channels = 32;
+  c.kernel_h = 5;
+  c.kernel_w = 20;
+  c.stride_h = 2;
+  c.stride_w = 2;
+  return c;
+}
+
 // The same kernel instantiated for `batch` samples in `dtype`.
 inline sim::Kernel conv_instance(std::vector<std::int64_t> input, const models::Conv2d& spec,
                                  std::string_view what, double batch, sim::Dtype dtype) {

@@ -13,6 +13,7 @@
 #include "models/zoo/net_builder.hpp"
 #include "models/zoo/zoo_model.hpp"
 #include "sim/hw/kernel_model.hpp"
+#include "support/conv_kernels.hpp"
 
 namespace {
 
@@ -38,14 +39,8 @@ double weight_gradient_ms(Dtype dtype, bool whole) {
   const auto v100 = lib.accelerator("v100-sxm2-16gb", "test");
   trainsim::models::NetBuilder nb;
   const auto x = nb.input({1, 161, 700}, true);
-  trainsim::models::Conv2d spec;
-  spec.out_channels = 32;
-  spec.kernel_h = 5;
-  spec.kernel_w = 20;
-  spec.stride_h = 2;
-  spec.stride_w = 2;
   nb.begin("conv", trainsim::models::OpClass::conv, x.elements());
-  nb.end(nb.conv2d(x, spec));
+  nb.end(nb.conv2d(x, trainsim::test::speech_first_layer()));
   auto k = nb.take_layers()[0].bwd_kernels.at(1);
   k.whole_k = whole;
   return 1e3 * trainsim::sim::kernel_time_s(v100, trainsim::models::instantiate(k, 32, dtype));

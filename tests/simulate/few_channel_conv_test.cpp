@@ -1,0 +1,92 @@
+// First layers on Hopper: cuDNN 9 runs convolutions of fewer input channels than one 16-byte
+// vector on its fp32 SIMT kernels whatever the dtype (conv_few_channel_simt in
+// hw_profiles/kernels/nvidia-hopper.json), and weight gradients split their long reduction over
+// as many slices as fill the device (sim/hw/kernel_model.cpp, fastest_tiling_s, deep_split).
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <vector>
+
+#include "cli/profiles_source.hpp"
+#include "models/zoo/net_builder.hpp"
+#include "sim/hw/kernel_model.hpp"
+#include "support/conv_kernels.hpp"
+
+using trainsim::sim::Dtype;
+using trainsim::sim::kernel_time_s;
+
+namespace {
+
+trainsim::sim::Kernel conv(const char* what, const trainsim::models::Conv2d& spec,
+                           std::vector<std::int64_t> input, Dtype dtype, double batch = 16) {
+  return trainsim::test::conv_instance(std::move(input), spec, what, batch, dtype);
+}
+
+}  // namespace
+
+TEST_CASE("Hopper runs few-channel convolutions on fp32 SIMT kernels whatever the dtype") {
+  const auto lib = trainsim::cli::load_profile_library({});
+  const auto& h200 = lib.accelerator("h200", "test");
+  REQUIRE(h200.kernels.conv_few_channel_simt);
+  auto tensor_cores = h200;
+  tensor_cores.kernels.conv_few_channel_simt = false;
+  const auto first = trainsim::models::conv_spec(64, 3, 1, 1);
+  for (const char* what : {"conv fwd", "conv dgrad", "conv wgrad"}) {
+    // TF32 is fp32 storage: a 3-channel layer takes exactly its fp32 time.
+    const auto tf32 = conv(what, first, {3, 224, 224}, Dtype::tf32);
+    const auto fp32 = conv(what, first, {3, 224, 224}, Dtype::fp32);
+    CHECK(trainsim::sim::math_dtype(h200, tf32) == Dtype::fp32);
+    CHECK(kernel_time_s(h200, tf32) == Approx(kernel_time_s(h200, fp32)).epsilon(1e-12));
+    // On tensor cores it had been priced several times faster.
+    CHECK(kernel_time_s(tensor_cores, tf32) < 0.5 * kernel_time_s(h200, tf32));
+    // bf16 computes in fp32 too.
+    const auto bf16 = conv(what, first, {3, 224, 224}, Dtype::bf16);
+    CHECK(trainsim::sim::math_dtype(h200, bf16) == Dtype::fp32);
+    CHECK(trainsim::sim::math_dtype(tensor_cores, bf16) == Dtype::bf16);
+  }
+  // One vector of channels (4 in TF32, 8 in bf16) and more stay on the tensor cores.
+  const auto layer = trainsim::models::conv_spec(64, 3, 1, 1);
+  CHECK(trainsim::sim::math_dtype(h200, conv("conv fwd", layer, {4, 56, 56}, Dtype::tf32)) ==
+        Dtype::tf32);
+  CHECK(trainsim::sim::math_dtype(h200, conv("conv fwd", layer, {7, 56, 56}, Dtype::bf16)) ==
+        Dtype::fp32);
+  CHECK(trainsim::sim::math_dtype(h200, conv("conv fwd", layer, {8, 56, 56}, Dtype::bf16)) ==
+        Dtype::bf16);
+  // Profiles that do not say so keep the tensor cores (cuDNN 7 pads such layers: Volta, Turing).
+  for (const char* gpu : {"v100-sxm2-16gb", "t4", "a100-sxm4-80gb"}) {
+    const auto& a = lib.accelerator(gpu, "test");
+    CHECK_FALSE(a.kernels.conv_few_channel_simt);
+    CHECK(trainsim::sim::math_dtype(a, conv("conv fwd", first, {3, 224, 224}, Dtype::fp16)) ==
+          Dtype::fp16);
+  }
+}
+
+TEST_CASE("weight gradients split their reduction over as many slices as fill the device") {
+  const auto lib = trainsim::cli::load_profile_library({});
+  const auto& h200 = lib.accelerator("h200", "test");
+  // A quarter of the H200 (its SMs and their FLOPs): 32 slices of the output tile fill it.
+  auto quarter = h200;
+  quarter.compute_units = h200.compute_units / 4;
+  for (auto& peak : quarter.peak_flops_per_s)
+    if (peak) *peak /= 4;
+  // The fp32 speech first layer's weight gradient: a 32 x 100 filter gradient reduced over
+  // 16 x 79 x 341 positions. More SMs take more slices of it, past the GEMMs' 32.
+  const auto wgrad =
+      conv("conv wgrad", trainsim::test::speech_first_layer(), {1, 161, 700}, Dtype::fp32);
+  REQUIRE(wgrad.weight_gradient);
+  CHECK(kernel_time_s(h200, wgrad) < 0.4 * kernel_time_s(quarter, wgrad));
+  // Measured on the H200 (tests/reference_data/h200_kernels_conv.csv): 0.1795 ms; capped at 32
+  // slices it had been priced at 0.47 ms.
+  CHECK(kernel_time_s(h200, wgrad) > 0.1795e-3 * 0.7);
+  CHECK(kernel_time_s(h200, wgrad) < 0.1795e-3 * 1.6);
+  // A library GEMM of the same shape stops at 32 slices: the whole device gains less on it,
+  // from narrower tiles alone.
+  trainsim::sim::Kernel gemm = wgrad;
+  gemm.cls = trainsim::sim::KernelClass::gemm;
+  gemm.weight_gradient = false;
+  const double wgrad_gain = kernel_time_s(quarter, wgrad) / kernel_time_s(h200, wgrad);
+  const double gemm_gain = kernel_time_s(quarter, gemm) / kernel_time_s(h200, gemm);
+  INFO("whole device over a quarter: weight gradient " << wgrad_gain << "x, GEMM " << gemm_gain
+                                                       << "x");
+  CHECK(wgrad_gain > 2 * gemm_gain);
+}
