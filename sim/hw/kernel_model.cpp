@@ -528,8 +528,9 @@ double kernel_body_s(const AcceleratorSpec& a, const Kernel& k) {
           best_s, transforms_s + tiled_s(view, waste * flops / fewer / (flops_per_s * gemm_eff),
                                          expansion * memory_s, true));
     }
-    // The library GEMM's fill and drain on matrix units (KernelEfficiency::gemm_latency_s).
-    const double latency_s = cls == KernelClass::gemm && matrix_units
+    // The library kernel's fill and drain on matrix units (KernelEfficiency::gemm_latency_s):
+    // cuBLAS's GEMMs and cuDNN's implicit-GEMM convolutions alike.
+    const double latency_s = (cls == KernelClass::gemm || cls == KernelClass::conv) && matrix_units
                                  ? a.kernels.gemm_latency_s[static_cast<std::size_t>(math)]
                                  : 0.0;
     return std::max(best_s, serial_data_gradient_s(a, k)) + latency_s;

@@ -45,8 +45,9 @@
 //   batches walks its reduction serially (recurrent_serial_data_gradient), and fp32 steps below
 //   a batch run small-batch kernels at a FLOP rate per SM (forward) or a share of the fp32 peak
 //   (data gradient), whatever the tiles (recurrent_narrow_batch; narrow_batch_step_s).
-// - GEMM latency: each library GEMM on matrix units takes the profile's gemm_latency[dtype] on
-//   top of its tiles' work, whatever its size (the pipeline's fill and drain).
+// - GEMM latency: each library GEMM or convolution on matrix units takes the profile's
+//   gemm_latency[dtype] on top of its tiles' work, whatever its size (the pipeline's fill and
+//   drain).
 // - eff_mem[class]: achieved fraction of DRAM bandwidth per memory-bound class (streaming
 //   pointwise, two-pass normalisation, irregular gathers, ...); a launched one runs at least
 //   the profile's memory_floor[class] past the gap (its dependent chain of reads, block-wide

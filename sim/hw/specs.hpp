@@ -157,7 +157,12 @@ struct KernelEfficiency {
   // kernels set up TMA descriptors and barriers, then wait a DRAM round trip before the first
   // wgmma). 0 where the profile gives none. The H200's bf16 and TF32 GEMMs under 20 us ran 2-4
   // us longer than their tiles' work (tests/reference_data/h200_kernels_gemm.csv), its fp32
-  // (SIMT) ones did not.
+  // (SIMT) ones did not. The library's convolutions on matrix units (cuDNN 9's sm90_xmma
+  // implicit-GEMM kernels, the same TMA and wgmma pipeline) take it too: the H200's small bf16
+  // and TF32 convolutions (3-30 us) ran 1-4 us longer than their tiles' work. Charged to them,
+  // h200_kernels went from 20.6% / 21.5% (shape 21.9% / 22.0%) to 19.9% / 20.7% (21.1% /
+  // 21.1%) before the conv values were refitted; while first layers were priced on tensor cores,
+  // 2-8x fast, it had made that table's shape worse (25.3% / 24.8% from 24.4% / 23.9%).
   std::array<double, kDtypeCount> gemm_latency_s{};
   // The clock the architecture's SMs sustain under a power cap (sim/hw/kernel_model.hpp,
   // sustained_clock_fraction): a board that can give each compute unit unit_power_w sustains
