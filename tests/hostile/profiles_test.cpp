@@ -250,6 +250,10 @@ HOSTILE("kernels profile whose pointwise-convolution switch is a number",
         {"profiles", "list", "--profile-dir", "@/"}, 2,
         {"@/kernels/arch.json", "pointwise_conv_gemm", "1"},
         {{"kernels/arch.json", kernels_profile("\"pointwise_conv_gemm\": 1")}})
+HOSTILE("kernels profile whose few-channel SIMT switch is a string",
+        {"profiles", "list", "--profile-dir", "@/"}, 2,
+        {"@/kernels/arch.json", "conv_few_channel_simt", "yes"},
+        {{"kernels/arch.json", kernels_profile("\"conv_few_channel_simt\": \"yes\"")}})
 HOSTILE("kernels profile offering nonfused Winograd for 4x4 filters",
         {"profiles", "list", "--profile-dir", "@/"}, 2,
         {"@/kernels/arch.json", "winograd_nonfused", "expected filter sizes 3 or 5, got 4"},
