@@ -4,9 +4,6 @@
 // as many slices as fill the device (sim/hw/kernel_model.cpp, fastest_tiling_s, deep_split).
 #include <catch2/catch.hpp>
 
-#include <cstdint>
-#include <vector>
-
 #include "cli/profiles_source.hpp"
 #include "models/zoo/net_builder.hpp"
 #include "sim/hw/kernel_model.hpp"
@@ -14,15 +11,7 @@
 
 using trainsim::sim::Dtype;
 using trainsim::sim::kernel_time_s;
-
-namespace {
-
-trainsim::sim::Kernel conv(const char* what, const trainsim::models::Conv2d& spec,
-                           std::vector<std::int64_t> input, Dtype dtype, double batch = 16) {
-  return trainsim::test::conv_instance(std::move(input), spec, what, batch, dtype);
-}
-
-}  // namespace
+using trainsim::test::conv_instance;
 
 TEST_CASE("Hopper runs few-channel convolutions on fp32 SIMT kernels whatever the dtype") {
   const auto lib = trainsim::cli::load_profile_library({});
@@ -33,31 +22,30 @@ TEST_CASE("Hopper runs few-channel convolutions on fp32 SIMT kernels whatever th
   const auto first = trainsim::models::conv_spec(64, 3, 1, 1);
   for (const char* what : {"conv fwd", "conv dgrad", "conv wgrad"}) {
     // TF32 is fp32 storage: a 3-channel layer takes exactly its fp32 time.
-    const auto tf32 = conv(what, first, {3, 224, 224}, Dtype::tf32);
-    const auto fp32 = conv(what, first, {3, 224, 224}, Dtype::fp32);
+    const auto tf32 = conv_instance({3, 224, 224}, first, what, 16, Dtype::tf32);
+    const auto fp32 = conv_instance({3, 224, 224}, first, what, 16, Dtype::fp32);
     CHECK(trainsim::sim::math_dtype(h200, tf32) == Dtype::fp32);
     CHECK(kernel_time_s(h200, tf32) == Approx(kernel_time_s(h200, fp32)).epsilon(1e-12));
     // On tensor cores it had been priced several times faster.
     CHECK(kernel_time_s(tensor_cores, tf32) < 0.5 * kernel_time_s(h200, tf32));
     // bf16 computes in fp32 too.
-    const auto bf16 = conv(what, first, {3, 224, 224}, Dtype::bf16);
+    const auto bf16 = conv_instance({3, 224, 224}, first, what, 16, Dtype::bf16);
     CHECK(trainsim::sim::math_dtype(h200, bf16) == Dtype::fp32);
     CHECK(trainsim::sim::math_dtype(tensor_cores, bf16) == Dtype::bf16);
   }
   // One vector of channels (4 in TF32, 8 in bf16) and more stay on the tensor cores.
-  const auto layer = trainsim::models::conv_spec(64, 3, 1, 1);
-  CHECK(trainsim::sim::math_dtype(h200, conv("conv fwd", layer, {4, 56, 56}, Dtype::tf32)) ==
-        Dtype::tf32);
-  CHECK(trainsim::sim::math_dtype(h200, conv("conv fwd", layer, {7, 56, 56}, Dtype::bf16)) ==
-        Dtype::fp32);
-  CHECK(trainsim::sim::math_dtype(h200, conv("conv fwd", layer, {8, 56, 56}, Dtype::bf16)) ==
-        Dtype::bf16);
+  CHECK(trainsim::sim::math_dtype(
+            h200, conv_instance({4, 56, 56}, first, "conv fwd", 16, Dtype::tf32)) == Dtype::tf32);
+  CHECK(trainsim::sim::math_dtype(
+            h200, conv_instance({7, 56, 56}, first, "conv fwd", 16, Dtype::bf16)) == Dtype::fp32);
+  CHECK(trainsim::sim::math_dtype(
+            h200, conv_instance({8, 56, 56}, first, "conv fwd", 16, Dtype::bf16)) == Dtype::bf16);
   // Profiles that do not say so keep the tensor cores (cuDNN 7 pads such layers: Volta, Turing).
   for (const char* gpu : {"v100-sxm2-16gb", "t4", "a100-sxm4-80gb"}) {
     const auto& a = lib.accelerator(gpu, "test");
     CHECK_FALSE(a.kernels.conv_few_channel_simt);
-    CHECK(trainsim::sim::math_dtype(a, conv("conv fwd", first, {3, 224, 224}, Dtype::fp16)) ==
-          Dtype::fp16);
+    CHECK(trainsim::sim::math_dtype(
+              a, conv_instance({3, 224, 224}, first, "conv fwd", 16, Dtype::fp16)) == Dtype::fp16);
   }
 }
 
@@ -71,8 +59,8 @@ TEST_CASE("weight gradients split their reduction over as many slices as fill th
     if (peak) *peak /= 4;
   // The fp32 speech first layer's weight gradient: a 32 x 100 filter gradient reduced over
   // 16 x 79 x 341 positions. More SMs take more slices of it, past the GEMMs' 32.
-  const auto wgrad =
-      conv("conv wgrad", trainsim::test::speech_first_layer(), {1, 161, 700}, Dtype::fp32);
+  const auto wgrad = conv_instance({1, 161, 700}, trainsim::test::speech_first_layer(),
+                                   "conv wgrad", 16, Dtype::fp32);
   REQUIRE(wgrad.weight_gradient);
   CHECK(kernel_time_s(h200, wgrad) < 0.4 * kernel_time_s(quarter, wgrad));
   // Measured on the H200 (tests/reference_data/h200_kernels_conv.csv): 0.1795 ms; capped at 32
