@@ -348,7 +348,8 @@ std::vector<ValidationPoint> deepbench_lstm(const sim::ProfileLibrary& lib, Kern
             std::string_view(column) == "fwd_ms" ? models::Pass::forward : models::Pass::backward;
         double host_s = 0;
         for (const models::KernelSpec& spec : kernels)
-          host_s += spec.repeat * models::kernel_host_s(*eager, spec, pass);
+          host_s += spec.repeat * models::kernel_host_s(*eager, spec, pass) +
+                    models::library_call_host_s(*eager, spec);
         p.predicted = std::max(p.predicted, 1e3 * host_s);
       }
       out.push_back(p);

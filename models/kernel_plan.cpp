@@ -211,6 +211,11 @@ double kernel_host_s(const Scenario& s, const KernelSpec& k, Pass pass) {
   return k.library_launch ? s.framework.host_library_launch_s : host_launch_s(s, pass);
 }
 
+double library_call_host_s(const Scenario& s, const KernelSpec& k) {
+  if (s.framework.graph_launch || !k.library_call) return 0;
+  return s.framework.host_library_call_s;
+}
+
 double gradient_bytes_per_param(const Scenario& s) {
   if (!low_precision(s)) return 4;
   return s.framework.mixed_precision == sim::MixedPrecision::autocast ? 4 : 2;
@@ -348,8 +353,15 @@ void layer_launches(const Scenario& s, const Layer& l, Pass pass, double batch,
         s.framework.graph_launch
             ? 0.0
             : sim::layout_transpose_launches(acc, kernel) * s.framework.host_library_launch_s;
-    out.push_back({k.what, k.cls, sim::kernel_time_s(acc, kernel),
-                   kernel_host_s(s, k, pass) + transposes_host_s, k.repeat});
+    const double device_s = sim::kernel_time_s(acc, kernel);
+    const double host_s = kernel_host_s(s, k, pass) + transposes_host_s;
+    if (const double call_s = library_call_host_s(s, k); call_s > 0) {
+      // The call's setup delays its first launch only.
+      out.push_back({k.what, k.cls, device_s, host_s + call_s, 1});
+      if (k.repeat > 1) out.push_back({k.what, k.cls, device_s, host_s, k.repeat - 1});
+    } else {
+      out.push_back({k.what, k.cls, device_s, host_s, k.repeat});
+    }
     if (!rewrite && in_fp32) autocast_cast(k, out_elements);
   }
   if (casts && pass == Pass::backward) {

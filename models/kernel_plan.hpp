@@ -98,6 +98,11 @@ double host_launch_s(const Scenario& s, Pass pass);
 // host_launch_s for any other; none for a captured graph.
 double kernel_host_s(const Scenario& s, const KernelSpec& k, Pass pass);
 
+// The host's setup of the library call that kernel `k` starts (KernelSpec::library_call), paid
+// once before its first launch: the framework's library_call; none for other kernels and for a
+// captured graph.
+double library_call_host_s(const Scenario& s, const KernelSpec& k);
+
 // Whether TensorFlow's AMP graph rewrite (framework `amp_fp32_ops: graph_rewrite`) keeps layer
 // `l`'s memory-bound ops in fp32: a 16-bit step of a layer whose forward runs a deny-list op (a
 // softmax, a norm other than batch norm). The memory model keeps such layers' saved activations

@@ -569,6 +569,7 @@ Scenario load_scenario(nlohmann::json doc, const std::string& file,
   s.framework.host_optimizer_per_kernel_s /= s.cluster.host.single_thread_speed;
   s.framework.host_per_step_s /= s.cluster.host.single_thread_speed;
   s.framework.host_library_launch_s /= s.cluster.host.single_thread_speed;
+  s.framework.host_library_call_s /= s.cluster.host.single_thread_speed;
   s.framework.host_amp_cast_per_kernel_s /= s.cluster.host.single_thread_speed;
   if (s.model.measured) {
     // The measured step's host: its per-kernel launch times are the kernels' own; the time per

@@ -914,9 +914,18 @@ Tensor NetBuilder::lstm(const Tensor& in, std::int64_t hidden, LstmInput input) 
     k.library_launch = repeat_ == 1;
     return k;
   };
+  // PyTorch sets each of cuDNN's three calls up on the host before it launches anything: it
+  // rebuilds the RNN, dropout and sequence descriptors and queries the temp space sizes in each
+  // of _cudnn_rnn, _cudnn_rnn_backward_input and _cudnn_rnn_backward_weight (pytorch/pytorch
+  // aten/src/ATen/native/cudnn/RNN.cpp: RNNDescriptors, cudnnGetRNNTempSpaceSizes), once per
+  // call whatever the number of steps. The first kernel of each call carries it.
+  const auto call = [&](KernelSpec k, bool first = true) {
+    k.library_call = first && repeat_ == 1;
+    return k;
+  };
   if (linear) {
-    fwd(cudnn(gemm_spec("lstm input projection", KernelClass::gemm, 2 * macs_x, seq * (x + 4 * h),
-                        w_ih, {seq, 4 * h, x, 1}, BatchDim::m)));
+    fwd(call(cudnn(gemm_spec("lstm input projection", KernelClass::gemm, 2 * macs_x,
+                             seq * (x + 4 * h), w_ih, {seq, 4 * h, x, 1}, BatchDim::m))));
   }
   // Per step and sample: the GEMM reads h_{t-1} (h) and writes the gate pre-activations (4h); the
   // gate kernel reads those, the input's share (the projection, 4h; or the raw input, h) and
@@ -931,8 +940,9 @@ Tensor NetBuilder::lstm(const Tensor& in, std::int64_t hidden, LstmInput input) 
   // blocks of 128 gate rows), about 300 at h 1024, 500 at h 2048 and 660-700 at h 4096, rising
   // with the block count until the device's rate, where one GEMM of the same bytes in cuBLAS
   // (which splits K to fill the device) streams 400-600 GB/s (deepbench_gemm, M 2048-4096, N 16).
-  fwd(cudnn(per_step(gemm_spec("lstm cell", KernelClass::recurrent, 2 * macs_h / steps, 5 * h, w_hh,
-                               {1, 4 * h, h, 1}, BatchDim::m))));
+  fwd(call(cudnn(per_step(gemm_spec("lstm cell", KernelClass::recurrent, 2 * macs_h / steps, 5 * h,
+                                    w_hh, {1, 4 * h, h, 1}, BatchDim::m))),
+           !linear));
   fwd(cudnn(per_step(mem_spec("lstm gates", KernelClass::elementwise, (linear ? 15 : 12) * h, 8 * h,
                               0, (gate_flops + bias_flops) / steps))));
   // TensorFlow's BlockLSTM (tensorflow/core/kernels/rnn/lstm_ops.cc, BlockLSTMOp and
@@ -951,8 +961,8 @@ Tensor NetBuilder::lstm(const Tensor& in, std::int64_t hidden, LstmInput input) 
   // Backward per step: the gate kernel reads dh (from above and from step t+1), dc, the saved
   // gates and c, and writes the gate gradients (4h), dc_{t-1} (and dx under skip input); the
   // GEMM reads the gate gradients and writes dh_{t-1}.
-  bwd(cudnn(per_step(mem_spec("lstm gates bwd", KernelClass::elementwise, (linear ? 13 : 14) * h, 0,
-                              0, gate_flops / steps))));
+  bwd(call(cudnn(per_step(mem_spec("lstm gates bwd", KernelClass::elementwise,
+                                   (linear ? 13 : 14) * h, 0, 0, gate_flops / steps)))));
   KernelSpec cell_bwd = gemm_spec("lstm cell bwd", KernelClass::recurrent, 2 * macs_h / steps,
                                   5 * h, w_hh, {1, h, h, 4}, BatchDim::m);
   cell_bwd.recurrent_data_gradient = true;
@@ -972,7 +982,7 @@ Tensor NetBuilder::lstm(const Tensor& in, std::int64_t hidden, LstmInput input) 
   // 13.0%, fp16 33.1% -> 31.4%, P100 12.8% -> 11.5%, GTX 1080 Ti 10.5% -> 7.7% (MAPE); the
   // table 28.1% / 27.5% -> 27.3% / 26.7%.
   weight_grad.whole_k = true;
-  bwd(cudnn(weight_grad));
+  bwd(call(cudnn(weight_grad)));
   // cudnnRNNBackwardWeights is additive: it computes the gradient in its workspace ("workspace is
   // required for intermediate storage") and adds it to what dw holds (cuDNN API reference:
   // "The mode of operation in this case is additive, the weight gradients calculated will be

@@ -103,6 +103,10 @@ struct KernelSpec {
   // framework op by op: its host time is the
   // framework profile's library_launch (models/kernel_plan.cpp, kernel_host_s).
   bool library_launch = false;
+  // The first kernel of a library API call that launches its kernels from its own C++ (one of
+  // cuDNN's RNN calls): before its first launch the host also does the call's setup once, the
+  // framework profile's library_call (models/kernel_plan.cpp, library_call_host_s).
+  bool library_call = false;
   // An imported workload's kernel (models/zoo/imported_workload.hpp): its duration as measured on
   // the model's measuring device for its measured batch, the device gap before it (the kernel
   // started after the previous one ended, or after its launch, by this much) and the host time

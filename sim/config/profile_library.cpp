@@ -355,6 +355,7 @@ FrameworkSpec read_framework(JsonReader& r) {
   f.host_per_step_s = host.quantity("per_step", Dimension::seconds, Bound::non_negative);
   f.host_library_launch_s =
       host.quantity("library_launch", Dimension::seconds, Bound::non_negative);
+  f.host_library_call_s = host.quantity("library_call", Dimension::seconds, Bound::non_negative);
   f.host_amp_cast_per_kernel_s =
       host.quantity_or("amp_cast_per_kernel", Dimension::seconds, Bound::non_negative, 0);
   f.host_syncs_per_step = static_cast<int>(host.integer("syncs_per_step", 0));

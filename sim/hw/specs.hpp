@@ -316,6 +316,11 @@ struct FrameworkSpec {
   // A kernel launched from a library's C++ inside one framework op (cuDNN's RNN steps): the
   // launch and the library's own host work per kernel, with no framework dispatch.
   double host_library_launch_s = 0;
+  // A library API call that launches kernels from its own C++ (cudnnRNNForward,
+  // cudnnRNNBackwardData_v8, cudnnRNNBackwardWeights_v8): the host work the framework does once
+  // per call before any launch (PyTorch rebuilds the RNN, dropout and data descriptors and queries
+  // the temp space sizes in every _cudnn_rnn* function), whatever the number of steps.
+  double host_library_call_s = 0;
   // What the mixed-precision layer adds per forward kernel in 16-bit training under
   // MixedPrecision::autocast: the host's cast decision per op (NVIDIA Apex's O1 runs it in
   // Python, as a wrapper around every patched torch function; torch.amp in the C++ dispatcher).

@@ -43,13 +43,15 @@ std::string kernels_profile_tile(const std::string& entry) {
 }
 
 // A framework profile whose host block's library launch is `library_launch`, with `extra` keys
-// after its optimizer.
-std::string framework_profile(const std::string& library_launch, const std::string& extra = "") {
+// after its optimizer and `library_call` as its host block's last entry.
+std::string framework_profile(const std::string& library_launch, const std::string& extra = "",
+                              const std::string& library_call = R"("library_call": "0.1 ms")") {
   return R"({"kind": "framework", "name": "f",
   "host": {"forward_per_kernel": "5 us", "backward_per_kernel": "5 us",
            "optimizer_per_kernel": "5 us", "per_step": "1 ms", "library_launch": ")" +
          library_launch + R"(",
-           "syncs_per_step": 1},
+           "syncs_per_step": 1, )" +
+         library_call + R"(},
   "graph_launch": false, "fusion": "none", "mixed_precision": "autocast",
   "rnn": "cudnn", "optimizer": {"kernels": "per_tensor"})" +
          extra + "}";
@@ -268,7 +270,7 @@ HOSTILE("framework profile with an unknown mixed-precision fp32 policy",
         {{"frameworks/f.json", R"({"kind": "framework", "name": "f",
   "host": {"forward_per_kernel": "5 us", "backward_per_kernel": "5 us",
            "optimizer_per_kernel": "5 us", "per_step": "1 ms", "library_launch": "5 us",
-           "syncs_per_step": 1},
+           "library_call": "0 us", "syncs_per_step": 1},
   "graph_launch": false, "fusion": "none", "mixed_precision": "autocast",
   "amp_fp32_ops": "downstream", "rnn": "cudnn", "optimizer": {"kernels": "per_tensor"}})"}})
 HOSTILE("framework profile with a negative mixed-precision host cost",
@@ -277,7 +279,7 @@ HOSTILE("framework profile with a negative mixed-precision host cost",
         {{"frameworks/f.json", R"({"kind": "framework", "name": "f",
   "host": {"forward_per_kernel": "5 us", "backward_per_kernel": "5 us",
            "optimizer_per_kernel": "5 us", "per_step": "1 ms", "library_launch": "5 us",
-           "syncs_per_step": 1, "amp_cast_per_kernel": "-3 us"},
+           "library_call": "0 us", "syncs_per_step": 1, "amp_cast_per_kernel": "-3 us"},
   "graph_launch": false, "fusion": "none", "mixed_precision": "autocast",
   "rnn": "cudnn", "optimizer": {"kernels": "per_tensor"}})"}})
 HOSTILE("kernels profile limiting nonfused Winograd with a string",
@@ -307,6 +309,18 @@ HOSTILE("framework profile without a library launch time",
            "optimizer_per_kernel": "5 us", "per_step": "1 ms", "syncs_per_step": 1},
   "graph_launch": false, "fusion": "none", "mixed_precision": "autocast",
   "rnn": "cudnn", "optimizer": {"kernels": "per_tensor"}})"}})
+HOSTILE("framework profile with a negative library call setup",
+        {"profiles", "list", "--profile-dir", "@/"}, 2,
+        {"@/frameworks/f.json", "host.library_call", "-0.2 ms"},
+        {{"frameworks/f.json", framework_profile("7 us", "", R"("library_call": "-0.2 ms")")}})
+HOSTILE("framework profile without a library call setup",
+        {"profiles", "list", "--profile-dir", "@/"}, 2,
+        {"@/frameworks/f.json", "library_call", "missing"},
+        {{"frameworks/f.json", framework_profile("7 us", "", R"("amp_cast_per_kernel": "1 us")")}})
+HOSTILE("framework profile with a library call setup in GB/s",
+        {"profiles", "list", "--profile-dir", "@/"}, 2,
+        {"@/frameworks/f.json", "host.library_call", "3 GB/s"},
+        {{"frameworks/f.json", framework_profile("7 us", "", R"("library_call": "3 GB/s")")}})
 HOSTILE("framework profile with negative instructions per element",
         {"profiles", "list", "--profile-dir", "@/"}, 2,
         {"@/frameworks/f.json", "element_instructions.erf", "-43"},

@@ -95,9 +95,11 @@ TEST_CASE(
   const auto lstm = nb.take_layers().at(0);
   const auto unfused_launches = forward_launches("pytorch_eager", lstm, 64);
   const auto fused_launches = forward_launches("tensorflow_xla", lstm, 64);
-  REQUIRE(unfused_launches.size() == 2);
+  // Eagerly, the GEMM's first launch also carries the setup of cuDNN's call (a launch of its
+  // own); XLA builds its calls with the step.
+  REQUIRE(unfused_launches.size() == 3);
   REQUIRE(fused_launches.size() == 2);
-  CHECK(fused_launches[1].device_s == Approx(unfused_launches[1].device_s));
+  CHECK(fused_launches[1].device_s == Approx(unfused_launches.back().device_s));
   // A second pointwise op after the gate kernel joins it instead.
   using trainsim::sim::KernelClass;
   auto longer = lstm;
