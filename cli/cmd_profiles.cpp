@@ -161,7 +161,12 @@ void show_kernels(std::ostream& os, const sim::KernelEfficiency& k) {
     os << "    " << std::left << std::setw(16) << sim::kernel_class_name(cls) << std::right << " "
        << k.memory[static_cast<std::size_t>(c)];
     const double floor_s = k.memory_floor_s[static_cast<std::size_t>(c)];
-    if (floor_s > 0) os << " (at least " << format_seconds(floor_s) << " per kernel)";
+    const double row_s = k.row_element_latency_s[static_cast<std::size_t>(c)];
+    if (floor_s > 0 || row_s > 0) {
+      os << " (at least " << format_seconds(floor_s) << " per kernel";
+      if (row_s > 0) os << ", plus " << format_seconds(row_s) << " per element of a row";
+      os << ")";
+    }
     os << "\n";
   }
 }

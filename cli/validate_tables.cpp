@@ -395,6 +395,10 @@ std::vector<ValidationPoint> h200_memory_kernels(const sim::ProfileLibrary& lib)
       if (op == "dropout") math = sim::ElementMath::philox;
     }
     k.issue_instructions = framework.issue_instructions(math, *elements);
+    // A layer norm's or softmax's row is in its name (layer_norm_w4096: rows of 4096 elements).
+    if (const auto w = op.find("_w"); w != std::string::npos) {
+      k.row_elements = std::stod(op.substr(w + 2));
+    }
     ValidationPoint p;
     p.series = "h200 " + r.at("precision") + " " + op;
     p.x = *elements;

@@ -96,6 +96,13 @@ KernelSpec with_math(KernelSpec k, sim::ElementMath math, double elements) {
   return k;
 }
 
+// `k` as a row-wise kernel over rows of `row_elements` (KernelSpec::row_elements): one block or
+// warp per row, so it lasts at least one row's walk (sim/hw/specs.hpp, row_element_latency_s).
+KernelSpec per_row(KernelSpec k, double row_elements) {
+  k.row_elements = row_elements;
+  return k;
+}
+
 // Autograd summing a second gradient of `elements` activation elements into the first
 // (torch/csrc/autograd/input_buffer.cpp, InputBuffer::add): an add reading two, writing one.
 KernelSpec grad_accumulate_spec(const char* what, double elements) {
@@ -457,12 +464,15 @@ Tensor NetBuilder::layer_norm(const Tensor& in) {
   // One row per block forward; backward is PyTorch's two kernels: the input gradient, then the
   // gamma/beta column reductions.
   const double f = static_cast<double>(in.features());
-  fwd(with_math(
-      mem_spec("layernorm fwd", KernelClass::normalization, 2 * n, 2 * f, 0, kNormFwdFlops * n),
-      sim::ElementMath::layer_norm, n));
+  fwd(per_row(with_math(mem_spec("layernorm fwd", KernelClass::normalization, 2 * n, 2 * f, 0,
+                                 kNormFwdFlops * n),
+                        sim::ElementMath::layer_norm, n),
+              f));
   bwd_group();
   if (needs_grad(in)) {
-    bwd(mem_spec("layernorm bwd", KernelClass::normalization, 3 * n, f, 0, kNormBwdInputFlops * n));
+    bwd(per_row(
+        mem_spec("layernorm bwd", KernelClass::normalization, 3 * n, f, 0, kNormBwdInputFlops * n),
+        f));
   }
   bwd(mem_spec("layernorm weight grad", KernelClass::reduction, 2 * n, 2 * f, 0,
                kNormBwdWeightFlops * n));
@@ -819,9 +829,10 @@ Tensor NetBuilder::attention(const Tensor& q, const Tensor& k, const Tensor& v, 
                         {sq, sk, dh, h}, BatchDim::batch)));
   fwd(unfused(
       mem_spec("attention scale+mask", KernelClass::elementwise, 2 * scores, 0, 0, 2 * scores)));
-  fwd(unfused(with_math(mem_spec("attention softmax", KernelClass::softmax, 2 * scores, 0, 0,
-                                 kSoftmaxFwdFlops * scores),
-                        sim::ElementMath::softmax, scores)));
+  fwd(unfused(per_row(with_math(mem_spec("attention softmax", KernelClass::softmax, 2 * scores, 0,
+                                         0, kSoftmaxFwdFlops * scores),
+                                sim::ElementMath::softmax, scores),
+                      sk)));
   if (with_dropout) {
     fwd(unfused(with_math(
         mem_spec("attention dropout", KernelClass::elementwise, 2 * scores, 0, scores, dropout_fwd),
@@ -838,8 +849,9 @@ Tensor NetBuilder::attention(const Tensor& q, const Tensor& k, const Tensor& v, 
     bwd(unfused(mem_spec("attention dropout bwd", KernelClass::elementwise, 2 * scores, 0, scores,
                          dropout_bwd)));
   }
-  bwd(unfused(mem_spec("attention softmax bwd", KernelClass::softmax, 3 * scores, 0, 0,
-                       kSoftmaxBwdFlops * scores)));
+  bwd(unfused(per_row(mem_spec("attention softmax bwd", KernelClass::softmax, 3 * scores, 0, 0,
+                               kSoftmaxBwdFlops * scores),
+                      sk)));
   bwd(unfused(mem_spec("attention scale bwd", KernelClass::elementwise, 2 * scores, 0, 0, scores)));
   bwd(unfused(gemm_spec("attention dQ", KernelClass::gemm, h * one, scores + ke + qe, 0,
                         {sq, dh, sk, h}, BatchDim::batch)));
@@ -1033,13 +1045,16 @@ void NetBuilder::loss(const Tensor& logits) {
   // cross_entropy = log_softmax + nll_loss forward; backward: nll's gradient (zero-filled, one
   // value per row scattered) and log_softmax's.
   const double rows = n / static_cast<double>(logits.features());
-  fwd(with_math(
-      mem_spec("log_softmax fwd", KernelClass::softmax, 2 * n, 0, 0, kSoftmaxFwdFlops * n),
-      sim::ElementMath::softmax, n));
+  const double classes = static_cast<double>(logits.features());
+  fwd(per_row(with_math(mem_spec("log_softmax fwd", KernelClass::softmax, 2 * n, 0, 0,
+                                 kSoftmaxFwdFlops * n),
+                        sim::ElementMath::softmax, n),
+              classes));
   fwd(mem_spec("nll_loss fwd", KernelClass::gather, 2 * rows, 0, 8 * rows));
   bwd_group();
   bwd(mem_spec("nll_loss bwd", KernelClass::copy, n, 0, 8 * rows));
-  bwd(mem_spec("log_softmax bwd", KernelClass::softmax, 3 * n, 0, 0, kSoftmaxBwdFlops * n));
+  bwd(per_row(mem_spec("log_softmax bwd", KernelClass::softmax, 3 * n, 0, 0, kSoftmaxBwdFlops * n),
+              classes));
 }
 
 std::vector<Layer> NetBuilder::take_layers() {
@@ -1098,11 +1113,13 @@ Tensor NetBuilder::rms_norm(const Tensor& in) {
             kRmsNormBwdWeightFlops * n, in.features(), 1);
   // As layer_norm: one row kernel forward; the input gradient and the scale's column reduction.
   const double f = static_cast<double>(in.features());
-  fwd(mem_spec("rmsnorm fwd", KernelClass::normalization, 2 * n, f, 0, kRmsNormFwdFlops * n));
+  fwd(per_row(
+      mem_spec("rmsnorm fwd", KernelClass::normalization, 2 * n, f, 0, kRmsNormFwdFlops * n), f));
   bwd_group();
   if (needs_grad(in)) {
-    bwd(mem_spec("rmsnorm bwd", KernelClass::normalization, 3 * n, f, 0,
-                 kRmsNormBwdInputFlops * n));
+    bwd(per_row(
+        mem_spec("rmsnorm bwd", KernelClass::normalization, 3 * n, f, 0, kRmsNormBwdInputFlops * n),
+        f));
   }
   bwd(mem_spec("rmsnorm weight grad", KernelClass::reduction, 2 * n, f, 0,
                kRmsNormBwdWeightFlops * n));
@@ -1355,16 +1372,18 @@ Tensor NetBuilder::additive_attention(const Tensor& query, const Tensor& keys, c
   fwd(mem_spec("additive attention tanh", KernelClass::elementwise, 2 * n, 0, 0,
                tanh.fwd_flops * n));
   fwd(mem_spec("additive attention score", KernelClass::reduction, n + probs, 0, 0, 2 * n));
-  fwd(with_math(mem_spec("additive attention softmax", KernelClass::softmax, 2 * probs, 0, 0,
-                         kSoftmaxFwdFlops * probs),
-                sim::ElementMath::softmax, probs));
+  fwd(per_row(with_math(mem_spec("additive attention softmax", KernelClass::softmax, 2 * probs, 0,
+                                 0, kSoftmaxFwdFlops * probs),
+                        sim::ElementMath::softmax, probs),
+              sk));
   fwd(gemm_spec("additive attention context", KernelClass::gemm, 2 * context_macs,
                 probs + sk * dv + sq * dv, 0, {sq, dv, sk, 1}, BatchDim::m));
   bwd_group();
   bwd(gemm_spec("additive attention context dgrad", KernelClass::gemm, 4 * context_macs,
                 2 * (probs + sk * dv + sq * dv), 0, {sq, sk, dv, 1}, BatchDim::m));
-  bwd(mem_spec("additive attention softmax bwd", KernelClass::softmax, 3 * probs, 0, 0,
-               kSoftmaxBwdFlops * probs));
+  bwd(per_row(mem_spec("additive attention softmax bwd", KernelClass::softmax, 3 * probs, 0, 0,
+                       kSoftmaxBwdFlops * probs),
+              sk));
   bwd(mem_spec("additive attention score bwd", KernelClass::elementwise, 2 * n + probs, 0, 0,
                2 * n));
   bwd(mem_spec("additive attention tanh bwd", KernelClass::elementwise, 3 * n, 0, 0,

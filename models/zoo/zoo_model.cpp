@@ -89,6 +89,7 @@ sim::Kernel instantiate(const KernelSpec& k, double batch, sim::Dtype dtype) {
   out.recurrent_data_gradient = k.recurrent_data_gradient;
   out.pointwise_gemm = k.pointwise_gemm;
   out.input_channels = k.input_channels;
+  out.row_elements = k.row_elements;
   out.transpose_elements = k.transpose_act_elements * batch + k.transpose_param_elements;
   if (k.cls == sim::KernelClass::gemm) {
     // A linear layer's strides are its feature counts (m where the rows are in n or k, n, and k

@@ -86,7 +86,8 @@ struct KernelSpec {
   double input_channels = 0;
   double transpose_act_elements = 0;
   double transpose_param_elements = 0;
-  double raw_bytes = 0;  // per sample, independent of the dtype
+  double raw_bytes = 0;     // per sample, independent of the dtype
+  double row_elements = 0;  // a row-wise kernel's row (sim::Kernel::row_elements)
   // A memory-bound kernel's per-element arithmetic and its elements per sample (sim::Kernel's).
   sim::ElementMath element_math = sim::ElementMath::none;
   double math_elements = 0;

@@ -138,6 +138,10 @@ struct Kernel {
   // The SIMT instructions a memory-bound kernel's per-element arithmetic issues in all
   // (FrameworkSpec::element_instructions times its elements; kernel_model.cpp, element_issue_s).
   double issue_instructions = 0;
+  // A row-wise kernel's row (a layer norm's features, a softmax's scores per query), in
+  // elements; 0 for any other kernel. One block or warp owns each row, so the kernel runs at least
+  // one row's walk (KernelEfficiency::row_element_latency_s).
+  double row_elements = 0;
 };
 
 }  // namespace trainsim::sim

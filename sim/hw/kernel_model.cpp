@@ -578,10 +578,13 @@ void set_operand_strides(Kernel& k, std::span<const double> strides) {
 
 double kernel_time_s(const AcceleratorSpec& a, const Kernel& k) {
   // A launched memory-bound kernel runs at least its class's floor (KernelEfficiency::
-  // memory_floor_s); a pointwise op folded into its producer (models/kernel_plan.cpp) adds its
-  // body alone.
+  // memory_floor_s), and a row-wise one at least one row's walk on top; a pointwise op folded into
+  // its producer (models/kernel_plan.cpp) adds its body alone.
+  const auto cls = static_cast<std::size_t>(k.cls);
   const double floor_s =
-      is_compute_class(k.cls) ? 0.0 : a.kernels.memory_floor_s[static_cast<std::size_t>(k.cls)];
+      is_compute_class(k.cls)
+          ? 0.0
+          : a.kernels.memory_floor_s[cls] + k.row_elements * a.kernels.row_element_latency_s[cls];
   return a.kernel_launch_overhead_s + std::max(kernel_body_s(a, k), floor_s) +
          layout_transposes_s(a, k);
 }

@@ -32,6 +32,14 @@ struct KernelEfficiency {
   // elements: 0.3-0.4 us for a copy or an add, 2-5 us for a layer norm, a softmax or a sum
   // (tests/reference_data/h200_kernels_memory.csv).
   std::array<double, kKernelClassCount> memory_floor_s{};
+  // What each element of a row adds to that floor for a row-wise kernel (a layer norm's or a
+  // softmax's row: sim::Kernel::row_elements), per class (0 where the profile gives none). Such a
+  // kernel gives each row to one block or warp, whose threads walk the row in turns through its
+  // passes; however few the rows, the kernel lasts as long as one row does. Measured on the H200
+  // at 2^10-2^18 elements: layer norms of 4096-wide rows take 6.5-7 us where 1024-wide ones take
+  // 3.3-3.5, softmaxes of 1024-wide rows 4.1-4.9 us where 128-wide ones take 2.3-2.4
+  // (tests/reference_data/h200_kernels_memory.csv).
+  std::array<double, kKernelClassCount> row_element_latency_s{};
   double tile_m = 128;  // output tile of the architecture's main GEMM kernels
   double tile_n = 128;
   double half_tile_throughput = 1;  // a tile of half the area runs at this fraction of the rate

@@ -293,6 +293,19 @@ HOSTILE("kernels profile with a GEMM latency in GB/s", {"profiles", "list", "--p
 HOSTILE("kernels profile with a negative memory floor", {"profiles", "list", "--profile-dir", "@/"},
         2, {"@/kernels/arch.json", "memory_floor.softmax", "-1 us"},
         {{"kernels/arch.json", kernels_profile("\"memory_floor\": {\"softmax\": \"-1 us\"}")}})
+HOSTILE("kernels profile with a row latency in GB/s", {"profiles", "list", "--profile-dir", "@/"},
+        2, {"@/kernels/arch.json", "row_element_latency.softmax", "2 GB/s"},
+        {{"kernels/arch.json",
+          kernels_profile("\"row_element_latency\": {\"softmax\": \"2 GB/s\"}")}})
+HOSTILE("kernels profile with a negative row latency", {"profiles", "list", "--profile-dir", "@/"},
+        2, {"@/kernels/arch.json", "row_element_latency.normalization", "-1 ns"},
+        {{"kernels/arch.json",
+          kernels_profile("\"row_element_latency\": {\"normalization\": \"-1 ns\"}")}})
+HOSTILE("kernels profile with a row latency for a class without rows",
+        {"profiles", "list", "--profile-dir", "@/"}, 2,
+        {"@/kernels/arch.json", "row_element_latency", "unknown key 'elementwise'"},
+        {{"kernels/arch.json",
+          kernels_profile("\"row_element_latency\": {\"elementwise\": \"1 ns\"}")}})
 HOSTILE("kernels profile with a memory floor for a compute class",
         {"profiles", "list", "--profile-dir", "@/"}, 2,
         {"@/kernels/arch.json", "memory_floor", "unknown key 'gemm'"},

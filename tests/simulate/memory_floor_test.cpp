@@ -1,11 +1,13 @@
 // A launched memory-bound kernel runs at least its class's floor past the device gap
 // (KernelEfficiency::memory_floor_s): the dependent chain of a layer norm, a softmax or a sum
-// that no bandwidth shortens. A pointwise op folded into its producer adds its body alone.
+// that no bandwidth shortens; a row-wise one (a layer norm, a softmax) at least one row's walk on
+// top. A pointwise op folded into its producer adds its body alone.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 
 #include "cli/profiles_source.hpp"
+#include "models/zoo/net_builder.hpp"
 #include "sim/hw/kernel_model.hpp"
 
 using trainsim::sim::KernelClass;
@@ -41,9 +43,65 @@ TEST_CASE("a small memory-bound kernel takes its class's floor on top of the dev
           Approx(gap_s + trainsim::sim::kernel_body_s(h200, large)).epsilon(1e-12));
   }
   // A layer norm of 16 rows of 1024 bf16 values (h200_kernels_memory.csv: 3.36 us measured):
-  // the gap and the floor, within 15%.
-  const auto ln = memory_kernel(KernelClass::normalization, 2 * 2 * 16384);
+  // the gap, the floor and one row's walk, within 15%.
+  auto ln = memory_kernel(KernelClass::normalization, 2 * 2 * 16384);
+  ln.row_elements = 1024;
   CHECK(1e6 * trainsim::sim::kernel_time_s(h200, ln) == Approx(3.36).epsilon(0.15));
+}
+
+TEST_CASE("a row-wise kernel lasts at least one row's walk, however few its rows") {
+  const auto lib = trainsim::cli::load_profile_library({});
+  const auto h200 = lib.accelerator("h200", "test");
+  const double gap_s = h200.kernel_launch_overhead_s;
+  // Measured (h200_kernels_memory.csv, bf16, 4 to 256 rows): layer norms of 4096-wide rows
+  // 6.5-7.0 us, 1024-wide 3.4-3.5 us; softmaxes of 1024-wide rows 4.8-4.9 us, 128-wide 2.3-2.4.
+  const struct {
+    KernelClass cls;
+    double row_elements, measured_us;
+  } rows[] = {{KernelClass::normalization, 4096, 6.6},
+              {KernelClass::normalization, 1024, 3.45},
+              {KernelClass::softmax, 1024, 4.85},
+              {KernelClass::softmax, 128, 2.35}};
+  for (const auto& r : rows) {
+    const double floor_s = h200.kernels.memory_floor_s[static_cast<std::size_t>(r.cls)];
+    const double per_element_s =
+        h200.kernels.row_element_latency_s[static_cast<std::size_t>(r.cls)];
+    REQUIRE(per_element_s > 0);
+    // 16 rows: one row's walk bounds it, not the bytes.
+    auto k = memory_kernel(r.cls, 2 * 2 * 16 * r.row_elements);
+    k.row_elements = r.row_elements;
+    const double t_s = trainsim::sim::kernel_time_s(h200, k);
+    CHECK(t_s == Approx(gap_s + floor_s + r.row_elements * per_element_s).epsilon(1e-12));
+    CHECK(1e6 * t_s == Approx(r.measured_us).epsilon(0.15));
+    // 2^28 elements: the bytes bound it, whatever the rows.
+    auto large = memory_kernel(r.cls, 2 * 2 * 268435456.0);
+    large.row_elements = r.row_elements;
+    CHECK(trainsim::sim::kernel_time_s(h200, large) ==
+          Approx(gap_s + trainsim::sim::kernel_body_s(h200, large)).epsilon(1e-12));
+  }
+  // Classes that are not row-wise take no row latency, and profiles without one price none.
+  auto add = memory_kernel(KernelClass::elementwise, 4096);
+  const double add_s = trainsim::sim::kernel_time_s(h200, add);
+  add.row_elements = 4096;
+  CHECK(trainsim::sim::kernel_time_s(h200, add) == add_s);
+  const auto v100 = lib.accelerator("v100-sxm2-16gb", "test");
+  auto ln = memory_kernel(KernelClass::normalization, 4096);
+  const double ln_s = trainsim::sim::kernel_time_s(v100, ln);
+  ln.row_elements = 4096;
+  CHECK(trainsim::sim::kernel_time_s(v100, ln) == ln_s);
+}
+
+TEST_CASE("the zoo's row-wise kernels carry their rows") {
+  trainsim::models::NetBuilder nb;
+  const auto x = nb.input({128, 768}, true);
+  nb.begin("ln", trainsim::models::OpClass::normalization, x.elements());
+  nb.end(nb.layer_norm(x));
+  const auto ln = nb.take_layers().at(0);
+  CHECK(ln.fwd_kernels.at(0).row_elements == 768);
+  for (const auto& k : ln.bwd_kernels) {
+    // The input gradient walks rows; the gamma/beta gradient reduces columns.
+    CHECK(k.row_elements == (k.cls == KernelClass::normalization ? 768 : 0));
+  }
 }
 
 TEST_CASE("architectures whose profile gives no floor price the body alone") {
