@@ -1044,8 +1044,8 @@ void NetBuilder::loss(const Tensor& logits) {
   open().saved_elements += n * repeat_;  // the probabilities
   // cross_entropy = log_softmax + nll_loss forward; backward: nll's gradient (zero-filled, one
   // value per row scattered) and log_softmax's.
-  const double rows = n / static_cast<double>(logits.features());
   const double classes = static_cast<double>(logits.features());
+  const double rows = n / classes;
   fwd(per_row(with_math(mem_spec("log_softmax fwd", KernelClass::softmax, 2 * n, 0, 0,
                                  kSoftmaxFwdFlops * n),
                         sim::ElementMath::softmax, n),

@@ -576,15 +576,30 @@ void set_operand_strides(Kernel& k, std::span<const double> strides) {
   k.sub_word_aligned = any_not_whole(4);
 }
 
+double row_walk_elements(const Kernel& k) {
+  // PyTorch gives a softmax row of up to 1024 elements and 4 KiB to one warp (pytorch/pytorch
+  // aten/src/ATen/native/cuda/SoftMax.cu, host_softmax: dispatch_softmax_forward, the kernel the
+  // H200's 128- and 1024-wide rows ran) and a wider one to a block of up to 1024 threads that
+  // load 16 bytes each (cunn_SoftMaxForward; SoftMaxForward_getBlockSize), whose warps share it.
+  // A layer norm's block walks its whole row: its 4096-wide rows took the 1024-wide ones' time
+  // plus three times their walk.
+  const double bytes = dtype_bytes(k.dtype);
+  if (k.cls != KernelClass::softmax || (k.row_elements <= 1024 && k.row_elements * bytes <= 4096)) {
+    return k.row_elements;
+  }
+  const double warps = std::clamp(k.row_elements / (32 * 16 / bytes), 1.0, 32.0);
+  return k.row_elements / warps;
+}
+
 double kernel_time_s(const AcceleratorSpec& a, const Kernel& k) {
   // A launched memory-bound kernel runs at least its class's floor (KernelEfficiency::
   // memory_floor_s), and a row-wise one at least one row's walk on top; a pointwise op folded into
   // its producer (models/kernel_plan.cpp) adds its body alone.
   const auto cls = static_cast<std::size_t>(k.cls);
-  const double floor_s =
-      is_compute_class(k.cls)
-          ? 0.0
-          : a.kernels.memory_floor_s[cls] + k.row_elements * a.kernels.row_element_latency_s[cls];
+  const double floor_s = is_compute_class(k.cls)
+                             ? 0.0
+                             : a.kernels.memory_floor_s[cls] +
+                                   row_walk_elements(k) * a.kernels.row_element_latency_s[cls];
   return a.kernel_launch_overhead_s + std::max(kernel_body_s(a, k), floor_s) +
          layout_transposes_s(a, k);
 }

@@ -71,6 +71,11 @@ namespace trainsim::sim {
 // cp.async, cp-size 4, 8 or 16).
 void set_operand_strides(Kernel& k, std::span<const double> strides);
 
+// The elements of its row (Kernel::row_elements) that one warp of a row-wise kernel walks in
+// turn: the whole row, but for a softmax row wider than one warp takes, which the warps of one
+// block share.
+double row_walk_elements(const Kernel& k);
+
 // Seconds `k` takes on `a`, the device gap included, and the layout transposes a convolution on
 // channels-first tensors launches around it (layout_transposes_s). Throws std::invalid_argument
 // when the accelerator has no path for the kernel's dtype.

@@ -35,7 +35,8 @@ struct KernelEfficiency {
   // What each element of a row adds to that floor for a row-wise kernel (a layer norm's or a
   // softmax's row: sim::Kernel::row_elements), per class (0 where the profile gives none). Such a
   // kernel gives each row to one block or warp, whose threads walk the row in turns through its
-  // passes; however few the rows, the kernel lasts as long as one row does. Measured on the H200
+  // passes; however few the rows, the kernel lasts as long as one row does (per element one warp
+  // walks: kernel_model.hpp, row_walk_elements). Measured on the H200
   // at 2^10-2^18 elements: layer norms of 4096-wide rows take 6.5-7 us where 1024-wide ones take
   // 3.3-3.5, softmaxes of 1024-wide rows 4.1-4.9 us where 128-wide ones take 2.3-2.4
   // (tests/reference_data/h200_kernels_memory.csv).

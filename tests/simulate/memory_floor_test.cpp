@@ -91,6 +91,25 @@ TEST_CASE("a row-wise kernel lasts at least one row's walk, however few its rows
   CHECK(trainsim::sim::kernel_time_s(v100, ln) == ln_s);
 }
 
+TEST_CASE("a softmax row wider than a warp takes is shared by the warps of one block") {
+  using trainsim::sim::row_walk_elements;
+  trainsim::sim::Kernel k = memory_kernel(KernelClass::softmax, 0);
+  k.row_elements = 1024;  // one warp's (SoftMax.cu: dispatch_softmax_forward)
+  CHECK(row_walk_elements(k) == 1024);
+  // 2048 bf16 elements: 256 threads of 8 elements, 8 warps of 256 each.
+  k.row_elements = 2048;
+  CHECK(row_walk_elements(k) == 256);
+  k.dtype = trainsim::sim::Dtype::fp32;  // 4 elements per thread: 16 warps of 128
+  CHECK(row_walk_elements(k) == 128);
+  // A vocabulary-wide row (GPT-2's 50,257 logits): 1024 threads, 32 warps.
+  k.row_elements = 50257;
+  CHECK(row_walk_elements(k) == Approx(50257.0 / 32));
+  // A layer norm's block walks its whole row, however wide.
+  trainsim::sim::Kernel ln = memory_kernel(KernelClass::normalization, 0);
+  ln.row_elements = 12288;
+  CHECK(row_walk_elements(ln) == 12288);
+}
+
 TEST_CASE("the zoo's row-wise kernels carry their rows") {
   trainsim::models::NetBuilder nb;
   const auto x = nb.input({128, 768}, true);
