@@ -1,6 +1,7 @@
 #include "models/zoo/net_builder.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <utility>
 
 namespace trainsim::models {
@@ -415,7 +416,12 @@ Tensor NetBuilder::batch_norm(const Tensor& in) {
   // (semaphores zeroed again) and the input gradient. The same bytes as cuDNN's, in more
   // kernels; all but the op's first launch from its C++ (measured: the H200's ResNet-50 bf16
   // profile, tests/reference_data/h200_profile_kernels.csv, 4 forward and 3 backward kernels per
-  // batch norm, cuDNN's one each way in TF32).
+  // batch norm, cuDNN's one each way in TF32). Its four big kernels stream at a normalisation's
+  // rate, not a pointwise kernel's: they walk channels-last rows one element per thread, not in
+  // 16-byte vectors, and reduce per channel. In that profile (batch 64) the normalisation took
+  // 1.12 ms and the input gradient 1.49 ms, 2.5 and 2.9 TB/s, against 0.70 and 1.03 ms as
+  // pointwise kernels and 1.11 and 1.64 ms as normalisations; the statistics 2.31 ms and the
+  // scale and shift gradients 1.58 ms, against 1.33 ms (with Welford's arithmetic) and 1.11 ms.
   const auto native = [](KernelSpec k, bool first) {
     k.norm_form = NormForm::native_only;
     k.library_launch = !first;
@@ -423,20 +429,25 @@ Tensor NetBuilder::batch_norm(const Tensor& in) {
   };
   const double semaphore_bytes = 4 * c;  // estimate: one int per channel block
   fwd(native(mem_spec("bn semaphores", KernelClass::elementwise, 0, 0, semaphore_bytes), true));
-  fwd(native(mem_spec("bn stats", KernelClass::reduction, n, 0, 0, 2 * n), false));
+  // The statistics are Welford's running mean and variance per element (Normalization.cuh,
+  // batch_norm_collect_statistics*_kernel: WelfordOps::reduce, a division per element), the
+  // update layer norm's rows run (sim::ElementMath::layer_norm).
+  fwd(native(with_math(mem_spec("bn stats", KernelClass::normalization, n, 0, 0, 2 * n),
+                       sim::ElementMath::layer_norm, n),
+             false));
   fwd(native(mem_spec("bn update stats", KernelClass::elementwise, 0, 7 * c, 0, 6 * c), false));
-  fwd(native(
-      mem_spec("bn normalize", KernelClass::elementwise, 2 * n, 4 * c, 0, (kNormFwdFlops - 2) * n),
-      false));
+  fwd(native(mem_spec("bn normalize", KernelClass::normalization, 2 * n, 4 * c, 0,
+                      (kNormFwdFlops - 2) * n),
+             false));
   bwd_group();
   bwd(cudnn(mem_spec("bn bwd", KernelClass::normalization, 5 * n, 4 * c, 0,
                      (kNormBwdInputFlops + kNormBwdWeightFlops) * n)));
   bwd(native(mem_spec("bn bwd semaphores", KernelClass::elementwise, 0, 0, semaphore_bytes), true));
+  bwd(native(mem_spec("bn bwd reduce", KernelClass::normalization, 2 * n, 4 * c, 0,
+                      kNormBwdWeightFlops * n),
+             false));
   bwd(native(
-      mem_spec("bn bwd reduce", KernelClass::reduction, 2 * n, 4 * c, 0, kNormBwdWeightFlops * n),
-      false));
-  bwd(native(
-      mem_spec("bn bwd input", KernelClass::elementwise, 3 * n, 4 * c, 0, kNormBwdInputFlops * n),
+      mem_spec("bn bwd input", KernelClass::normalization, 3 * n, 4 * c, 0, kNormBwdInputFlops * n),
       false));
   save(in);
   return out;
@@ -627,13 +638,23 @@ Tensor NetBuilder::max_pool(const Tensor& in, std::int64_t kernel, std::int64_t 
                     needs_grad(in));
   const double n = out.elements();
   add_costs(n * static_cast<double>(kernel * kernel), 0, needs_grad(in) ? n : 0, 0, 0);
-  // max_pool2d_with_indices writes int64 argmax indices; backward zero-fills the input gradient
-  // and scatters the output gradient through them.
+  // max_pool2d_with_indices writes int64 argmax indices. Backward gathers: each input element's
+  // thread walks the output windows that cover it, reading each one's index and gradient, and
+  // writes its own gradient once (aten/src/ATen/native/cuda/DilatedMaxPool2d.cu,
+  // max_pool_backward_nchw and max_pool_backward_nhwc: the ph/pw loops from p_start to p_end).
+  // A row or column lies in kernel / stride windows on average, so an input element reads
+  // (kernel / stride)^2 of both: 2.25 for ResNet's 3x3 stride-2 pool, whose backward took 458 us
+  // (bf16, channels-last) and 577 us (fp32, NCHW) of the H200's ResNet-50 steps at batch 64
+  // (tests/reference_data/h200_profile_kernels.csv), where one read of the output gradient and
+  // indices had priced it at 100-170 us.
   fwd(mem_spec("maxpool fwd", KernelClass::pooling, in.elements() + n, 0, 8 * n,
                n * static_cast<double>(kernel * kernel)));
   if (needs_grad(in)) {
     bwd_group();
-    bwd(mem_spec("maxpool bwd", KernelClass::pooling, n + 2 * in.elements(), 0, 8 * n, n));
+    const double windows =
+        std::pow(static_cast<double>(kernel) / static_cast<double>(stride), 2.0) * in.elements();
+    bwd(mem_spec("maxpool bwd", KernelClass::pooling, windows + in.elements(), 0, 8 * windows,
+                 windows));
   }
   save(in);  // PyTorch also keeps the argmax indices; not counted
   return out;

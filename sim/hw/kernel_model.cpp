@@ -347,14 +347,24 @@ double narrow_batch_step_s(const AcceleratorSpec& a, const Kernel& k) {
                     *a.boost_clock_hz);
 }
 
-// Whether the library runs convolution `k` as a plain GEMM: a pointwise convolution's forward or
-// data gradient on matrix units where the kernels profile says its convolution library hands
-// those to the BLAS library (KernelEfficiency::pointwise_conv_gemm). It is then priced as any
-// GEMM: the GEMM efficiency, split-K, the fill and drain (gemm_latency_s), no channel padding.
-// Its weight gradient stays a convolution (cuDNN's wgrad kernels in the same profiles).
+// Whether the library runs convolution `k` as a plain GEMM: a pointwise convolution's pass on
+// matrix units where the kernels profile says its convolution library hands those to the BLAS
+// library (KernelEfficiency::pointwise_conv_gemm). It is then priced as any GEMM: the GEMM
+// efficiency, split-K summed within the kernel, the fill and drain (gemm_latency_s), no channel
+// padding. The forward and data gradient are one GEMM in either layout. The weight gradient is
+// one only over channels-last tensors: dW[K x C] = dY^T X reduces over every row of the N x P x
+// Q by K and N x P x Q by C matrices, both MN-major, as a linear layer's weight gradient does
+// (Kernel::mn_major_operands). Over NCHW each sample's [K x PQ] and [C x PQ] planes are a GEMM of
+// their own, and cuDNN sums the samples' partial filter gradients in its own wgrad kernels
+// (reduce_wgrad_nchw_helper, 27 launches in this project's H200 TF32 ResNet-50 step). Its bf16
+// step, channels-last, runs 26 of its 53 weight gradients in cuDNN's wgrad kernels and launches
+// 74 cuBLAS GEMMs, 19 of them split-K ones (nvjet_sm90_*_splitK_NT*), which only a weight
+// gradient's reduction, far longer than its output, calls for
+// (tests/reference_data/h200_profile_kernels.csv). cuDNN offers both, so the faster is priced
+// (kernel_body_s).
 bool runs_as_gemm(const AcceleratorSpec& a, const Kernel& k) {
   return a.kernels.pointwise_conv_gemm && k.cls == KernelClass::conv && k.pointwise_gemm &&
-         !k.weight_gradient && matrix_unit_math(a, math_dtype(a, k));
+         (!k.weight_gradient || !k.channels_first) && matrix_unit_math(a, math_dtype(a, k));
 }
 
 // Whether the library offers its Winograd algorithms to convolution `k`: not below the kernels
@@ -368,14 +378,17 @@ bool winograd_offered(const AcceleratorSpec& a, const Kernel& k) {
   return floor <= 0 || k.input_channels <= 0 || k.input_channels >= floor;
 }
 
-double kernel_body_s(const AcceleratorSpec& a, const Kernel& k) {
+namespace {
+
+// Kernel `k`'s body as its library runs it as a kernel of class `cls` (its own, or the GEMM
+// runs_as_gemm hands it to).
+double body_as_s(const AcceleratorSpec& a, const Kernel& k, KernelClass cls) {
   double compute_s = 0;
   double winograd_s = 0;   // the compute time on Winograd's algorithm, where it applies
   double flops_per_s = 0;  // the math's peak at the sustained clock
   Dtype math = k.dtype;
   GemmShape gemm = k.gemm;
   double flops = k.flops;
-  const KernelClass cls = runs_as_gemm(a, k) ? KernelClass::gemm : k.cls;
   // cuDNN's backward-filter convolutions: their own efficiency share, bandwidth share and
   // split-K sum (below).
   const bool conv_weight_gradient = cls == KernelClass::conv && k.weight_gradient;
@@ -398,8 +411,9 @@ double kernel_body_s(const AcceleratorSpec& a, const Kernel& k) {
     if (cls == KernelClass::gemm && k.unaligned && unaligned > 0 && matrix_unit_math(a, math))
       eff *= unaligned;
     const double mn_major = a.kernels.mn_major_gemm[d];
-    if (cls == KernelClass::gemm && k.mn_major_operands && mn_major > 0 &&
-        matrix_unit_math(a, math))
+    const bool mn_major_operands =
+        k.mn_major_operands || (cls == KernelClass::gemm && k.weight_gradient);
+    if (cls == KernelClass::gemm && mn_major_operands && mn_major > 0 && matrix_unit_math(a, math))
       eff *= mn_major;
     if (!peak || eff <= 0) {
       throw std::invalid_argument(a.name + " (kernels " + a.kernels.name + ") has no " +
@@ -536,6 +550,16 @@ double kernel_body_s(const AcceleratorSpec& a, const Kernel& k) {
     return std::max(best_s, serial_data_gradient_s(a, k)) + latency_s;
   }
   return std::max({winograd_s > 0 ? winograd_s : compute_s, memory_s, element_issue_s(a, k)});
+}
+
+}  // namespace
+
+double kernel_body_s(const AcceleratorSpec& a, const Kernel& k) {
+  if (!runs_as_gemm(a, k)) return body_as_s(a, k, k.cls);
+  const double gemm_s = body_as_s(a, k, KernelClass::gemm);
+  // cuDNN offers both for a pointwise weight gradient, and its heuristics and PyTorch's
+  // autotuner keep the faster (runs_as_gemm).
+  return k.weight_gradient ? std::min(gemm_s, body_as_s(a, k, k.cls)) : gemm_s;
 }
 
 int layout_transpose_launches(const AcceleratorSpec& a, const Kernel& k) {

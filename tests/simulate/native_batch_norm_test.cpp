@@ -81,3 +81,26 @@ TEST_CASE("the native batch norm moves the bytes cuDNN's does, in more kernels")
     break;
   }
 }
+
+TEST_CASE("the native batch norm's big kernels stream at a normalisation's rate") {
+  // They walk channels-last rows an element per thread and reduce per channel: the H200's bf16
+  // ResNet-50 profile times them at 1.8-2.9 TB/s, a normalisation's rate, and the statistics,
+  // Welford's running mean and variance, slower still (net_builder.cpp, batch_norm).
+  const auto s = resnet("bf16", "pytorch_eager");
+  int big = 0;
+  for (const auto& l : s.model.layers) {
+    if (l.op != trainsim::models::OpClass::normalization) continue;
+    for (const auto* specs : {&l.fwd_kernels, &l.bwd_kernels}) {
+      for (const auto& k : *specs) {
+        if (k.norm_form != trainsim::models::NormForm::native_only || k.act_elements == 0) continue;
+        INFO(k.what);
+        CHECK(k.cls == trainsim::sim::KernelClass::normalization);
+        CHECK((k.element_math == trainsim::sim::ElementMath::layer_norm) ==
+              (std::string(k.what) == "bn stats"));
+        ++big;
+      }
+    }
+    break;
+  }
+  CHECK(big == 4);  // statistics, normalisation, scale/shift gradients, input gradient
+}

@@ -1,11 +1,14 @@
-// cuDNN 9 on Hopper hands a pointwise (1x1, stride 1, unpadded) convolution's forward pass and
-// data gradient on the tensor cores to cuBLASLt. The H200's bf16 ResNet-50 step launches 69
-// nvjet_sm90_* GEMMs, which are the 33 pointwise convolutions' forward and data gradients plus the
-// classifier's three (tests/reference_data/h200_profile_kernels.csv). Where the kernels profile
+// cuDNN 9 on Hopper hands pointwise (1x1, stride 1, unpadded) convolutions on the tensor cores to
+// cuBLASLt: the forward pass and data gradient in either layout, and the weight gradient over
+// channels-last tensors, where dW = dY^T X is one GEMM over every position of the batch. The
+// H200's bf16 (channels-last) ResNet-50 step runs 26 of its 53 weight gradients in cuDNN's wgrad
+// kernels and launches 74 cuBLAS GEMMs, 19 of them split-K ones that only a weight gradient's long
+// reduction calls for (tests/reference_data/h200_profile_kernels.csv). Where the kernels profile
 // says so (pointwise_conv_gemm), the kernel model prices those passes as the GEMMs they are
 // (sim/hw/kernel_model.cpp, runs_as_gemm).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -52,10 +55,23 @@ TEST_CASE("Hopper prices pointwise convolutions' forward and data gradient as GE
       CHECK(trainsim::sim::kernel_time_s(h200, k) !=
             Approx(trainsim::sim::kernel_time_s(without, k)).epsilon(1e-6));
     }
-    // Its weight gradient runs cuDNN's own wgrad kernels: a convolution still.
-    const auto wgrad = conv("conv wgrad", pointwise, {512, 7, 7}, dtype);
+    // Its weight gradient over NCHW is a sum of per-sample GEMMs, which cuDNN's own wgrad kernels
+    // run: a convolution still.
+    auto wgrad = conv("conv wgrad", pointwise, {512, 7, 7}, dtype);
+    wgrad.channels_first = true;
     CHECK(trainsim::sim::kernel_time_s(h200, wgrad) ==
           Approx(trainsim::sim::kernel_time_s(without, wgrad)).epsilon(1e-12));
+    // Over channels-last tensors it is one GEMM of two MN-major operands, which cuDNN and
+    // PyTorch's autotuner take where it is the faster.
+    wgrad.channels_first = false;
+    auto gemm = as_gemm(wgrad);
+    gemm.mn_major_operands = true;
+    const double as_gemm_s = trainsim::sim::kernel_time_s(h200, gemm);
+    const double as_conv_s = trainsim::sim::kernel_time_s(without, wgrad);
+    CHECK(trainsim::sim::kernel_time_s(h200, wgrad) ==
+          Approx(std::min(as_gemm_s, as_conv_s)).epsilon(1e-12));
+    // Here, 512 -> 2048 channels over 16 x 7 x 7 positions, the GEMM is the faster.
+    CHECK(as_gemm_s < as_conv_s);
   }
   // fp32 runs SIMT convolution kernels, not the tensor cores' GEMMs.
   const auto fp32 = conv("conv fwd", pointwise, {512, 7, 7}, Dtype::fp32);
