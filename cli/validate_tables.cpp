@@ -344,13 +344,14 @@ std::vector<ValidationPoint> deepbench_lstm(const sim::ProfileLibrary& lib, Kern
       p.measured = *t;
       p.predicted = kernels_ms(k->accelerator, kernels, *n, k->dtype, false);
       if (eager) {
+        // The host's time for the column's kernels as the step simulator launches them.
         const models::Pass pass =
             std::string_view(column) == "fwd_ms" ? models::Pass::forward : models::Pass::backward;
-        double host_s = 0;
-        for (const models::KernelSpec& spec : kernels)
-          host_s += spec.repeat * models::kernel_host_s(*eager, spec, pass) +
-                    models::library_call_host_s(*eager, spec);
-        p.predicted = std::max(p.predicted, 1e3 * host_s);
+        models::Layer call = layers[0];
+        (pass == models::Pass::forward ? call.fwd_kernels : call.bwd_kernels) = kernels;
+        std::vector<models::Launch> launches;
+        models::layer_launches(*eager, call, pass, *n, launches);
+        p.predicted = std::max(p.predicted, 1e3 * models::host_seconds(launches));
       }
       out.push_back(p);
     }

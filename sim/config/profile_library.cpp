@@ -270,10 +270,10 @@ KernelEfficiency read_kernels(JsonReader& r) {
     floor->done();
   }
   if (auto row = r.optional_object("row_element_latency")) {
-    for (int c = 0; c < kKernelClassCount; ++c) {
-      const auto cls = static_cast<KernelClass>(c);
-      if (cls != KernelClass::normalization && cls != KernelClass::softmax) continue;
-      k.row_element_latency_s[static_cast<std::size_t>(c)] =
+    // The row-wise classes alone (KernelEfficiency::row_element_latency_s); done() rejects any
+    // other key.
+    for (const KernelClass cls : {KernelClass::normalization, KernelClass::softmax}) {
+      k.row_element_latency_s[static_cast<std::size_t>(cls)] =
           row->quantity_or(kernel_class_name(cls), Dimension::seconds, Bound::non_negative, 0);
     }
     row->done();
