@@ -108,9 +108,11 @@ class NetBuilder {
   // Token ids {seq} -> {seq, dim}; a `tied` table belongs to another entry.
   Tensor embedding(const Tensor& ids, std::int64_t vocab, std::int64_t dim, bool tied = false);
   // Scaled dot-product attention. `q` is {seq_q, d}; `k` and `v` may be views of one projection
-  // tensor `kv_storage` (saved once). Causal masking still computes the full score matrix.
+  // tensor `kv_storage` (saved once). With `causal` (a decoder's self-attention, each position
+  // attending to itself and earlier ones) the fused kernels skip the key blocks wholly above the
+  // diagonal; unfused attention computes the whole score matrix and masks it.
   Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, std::int64_t heads,
-                   bool dropout, const std::vector<Tensor>& saved_storage);
+                   bool dropout, const std::vector<Tensor>& saved_storage, bool causal = false);
   // One LSTM layer over a sequence {seq, in} -> {seq, hidden} (PyTorch: two bias vectors).
   Tensor lstm(const Tensor& in, std::int64_t hidden, LstmInput input = LstmInput::linear);
   // Softmax cross-entropy (or any pointwise loss) over the logits; keeps them for backward.

@@ -97,9 +97,11 @@ ZooModel make_transformer(const Hyperparameters& hp) {
   y = nb.dropout(nb.tp_scatter_sequence(y, dims.parallel, "embedding grad all-gather"));
   mark_vocab_entry(nb, TransformerPart::embedding, dims.d_model, seq, vocab, dims.parallel);
   nb.end(y, carried);
+  TransformerDims masked = dims;  // the decoder's self-attention sees earlier positions alone
+  masked.causal = true;
   for (std::int64_t i = 0; i < decoder_layers; ++i) {
     const std::string p = "decoder." + std::to_string(i) + ".";
-    y = attention_entry(nb, p + "self_attn", y, dims, NormPlacement::post, nullptr, carried);
+    y = attention_entry(nb, p + "self_attn", y, masked, NormPlacement::post, nullptr, carried);
     y = attention_entry(nb, p + "cross_attn", y, dims, NormPlacement::post, &memory, carried);
     y = mlp_entry(nb, p + "mlp", y, dims, NormPlacement::post, Activation::relu, carried);
   }
@@ -147,8 +149,9 @@ namespace {
 
 // GPT-2 and GPT-3: learned positions in a table of `n_positions` rows (longer contexts need a
 // longer table), pre-LN blocks with GELU, and a language-model head tied to the token embedding.
-ZooModel gpt_decoder(const Hyperparameters& hp, const TransformerDims& dims,
-                     std::int64_t n_positions, Activation act) {
+ZooModel gpt_decoder(const Hyperparameters& hp, TransformerDims dims, std::int64_t n_positions,
+                     Activation act) {
+  dims.causal = true;  // a language model's self-attention
   const std::int64_t seq = hp.get("seq_len");
   const std::int64_t vocab = hp.get("vocab");
   ZooModel m;
@@ -203,6 +206,7 @@ ZooModel make_llama(const Hyperparameters& hp) {
   dims.separate_qkv = true;  // q_proj, k_proj, v_proj
   dims.dropout = false;
   dims.attention_dropout = false;
+  dims.causal = true;  // a language model's self-attention
   check_transformer_dims(dims);
   const std::int64_t seq = hp.get("seq_len");
   const std::int64_t vocab = hp.get("vocab");
@@ -269,11 +273,13 @@ ZooModel make_t5(const Hyperparameters& hp) {
   Tensor y = nb.dropout(vocab_parallel_embedding(nb, tgt_ids, vocab, d, true, dims.parallel, true));
   mark_vocab_entry(nb, TransformerPart::embedding, d, tgt, vocab, dims.parallel);
   nb.end(y, carried);
+  TransformerDims masked = self_dims;  // the decoder's self-attention sees earlier positions alone
+  masked.causal = true;
   for (std::int64_t i = 0; i < layers; ++i) {
     const std::string p = "decoder." + std::to_string(i) + ".";
     AttentionExtras extras;
     extras.relative_bias_buckets = i == 0 ? kBuckets : 0;
-    y = attention_entry(nb, p + "self_attn", y, self_dims, NormPlacement::pre, nullptr, carried,
+    y = attention_entry(nb, p + "self_attn", y, masked, NormPlacement::pre, nullptr, carried,
                         extras);
     y = attention_entry(nb, p + "cross_attn", y, dims, NormPlacement::pre, &memory, carried);
     y = mlp_entry(nb, p + "mlp", y, dims, NormPlacement::pre, Activation::relu, carried);

@@ -132,7 +132,10 @@ Tensor attention_entry(NetBuilder& nb, const std::string& name, const Tensor& x,
     if (dims.relative_bias) {
       nb.attention_score_bias(heads, seq, kv_seq, extras.relative_bias_buckets);
     }
-    ctx = nb.attention(q, k, v, heads, dims.attention_dropout, kept);
+    // Transformer-XL's keys run ahead of its queries by the cached memory: no square causal
+    // block pattern.
+    ctx = nb.attention(q, k, v, heads, dims.attention_dropout, kept,
+                       dims.causal && dims.memory_len == 0);
   } else {
     const Tensor mem = nb.tp_enter(*memory, tp, "memory all-gather",
                                    sp ? "memory dgrad reduce-scatter" : "memory dgrad allreduce");

@@ -34,6 +34,8 @@ struct TransformerDims {
   bool attention_dropout = true;   // dropout on the attention probabilities
   bool mlp_inner_dropout = false;  // dropout after the MLP activation too (T5)
   bool relative_bias = false;      // a learned bias on self-attention scores (T5)
+  bool causal = false;             // self-attention masked to earlier positions (a decoder's):
+                                   // fused kernels skip the blocks above the diagonal
   std::int64_t memory_len = 0;     // Transformer-XL: cached states of the previous segment that
                                    // self-attention's keys and values also cover (no gradient)
   // The entries one tensor-parallel rank builds (Megatron-LM, Shoeybi et al. 2019, Sec. 3):
