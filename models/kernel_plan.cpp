@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <span>
 #include <string_view>
 
 #include "sim/hw/kernel_model.hpp"
@@ -133,25 +134,9 @@ double optimizer_flops_per_param(Optimizer o) {
   return 4;
 }
 
-// Foreach kernels per group of tensors for one optimizer step (PyTorch's _multi_tensor_sgd /
-// _multi_tensor_adam issue one torch._foreach_* call per arithmetic step): estimate from
-// pytorch/pytorch torch/optim/sgd.py and adam.py (momentum: mul_+add_; Adam: lerp_, mul_,
-// addcmul_, sqrt, div_, add_, addcdiv_ and the step counter, about 8). LAMB, which torch.optim
-// lacks, as Adam's plus the two norms, the trust ratio and its scaled add (estimate: 12).
-int foreach_ops(Optimizer o) {
-  switch (o) {
-    case Optimizer::sgd:
-      return 1;
-    case Optimizer::momentum:
-      return 2;
-    case Optimizer::adam:
-    case Optimizer::bert_adam:
-      return 8;
-    case Optimizer::lamb:
-      return 12;
-  }
-  return 2;
-}
+// LAMB's foreach kernels per group of tensors, which torch.optim lacks: estimate, as Adam's
+// eight (kForeachAdamWOps below) plus the two norms, the trust ratio and its scaled add.
+constexpr int kForeachLambOps = 12;
 
 // LAMB as a library's fused kernels (NVIDIA/apex apex/optimizers/fused_lamb.py): the
 // gradients' global norm (multi_tensor_l2norm) reads the gradients; stage 1 reads the gradient,
@@ -189,6 +174,48 @@ constexpr std::array<TensorOp, 12> kBertAdamOps{{{"adam m.mul_", 8},
                                                  {"adam lr * update", 8},
                                                  {"adam neg", 8},
                                                  {"adam p.add_", 12}}};
+
+// torch.optim's foreach steps (PyTorch 2.x's default on CUDA: torch/optim/sgd.py _multi_tensor_sgd,
+// adamw.py _multi_tensor_adamw): one torch._foreach_* op per arithmetic step, each a
+// multi-tensor kernel per group of tensors that reads and writes its whole fp32 tensors, with
+// the bytes per element it moves. The second grad of addcmul_(v, g, g) is the first one's
+// element, loaded again from cache. The step counters stay on the host.
+//   SGD: p.add_(g, alpha=-lr) 12.
+//   Momentum (no weight decay): buf.mul_(momentum) 8, buf.add_(g) 12, p.add_(buf, alpha=-lr) 12.
+//   AdamW: p.mul_(1 - lr wd) 8, m.lerp_(g, 1 - b1) 12, v.mul_(b2) 8, v.addcmul_(g, g, 1 - b2)
+//   12, denom = sqrt(v) 8, denom.div_(bias correction) 8, denom.add_(eps) 8,
+//   p.addcdiv_(m, denom, -step) 16.
+// 80 bytes per parameter for AdamW where one fused pass moves 28: this project's H200 profiles
+// (tests/reference_data/h200_profile_kernels.csv) have GPT-2's foreach AdamW at 2.76 ms of
+// multi-tensor kernels per step (124 M parameters, 3.6 TB/s) and ResNet-50's momentum SGD at
+// 205 us (25.6 M parameters, 32 bytes each: 4.0 TB/s).
+constexpr std::array<TensorOp, 1> kForeachSgdOps{{{"sgd p.add_", 12}}};
+constexpr std::array<TensorOp, 3> kForeachMomentumOps{
+    {{"momentum buf.mul_", 8}, {"momentum buf.add_", 12}, {"momentum p.add_", 12}}};
+constexpr std::array<TensorOp, 8> kForeachAdamWOps{{{"adamw p.mul_", 8},
+                                                    {"adamw m.lerp_", 12},
+                                                    {"adamw v.mul_", 8},
+                                                    {"adamw v.addcmul_", 12},
+                                                    {"adamw sqrt(v)", 8},
+                                                    {"adamw denom.div_", 8},
+                                                    {"adamw denom.add_", 8},
+                                                    {"adamw p.addcdiv_", 16}}};
+
+// The foreach ops of `o` (empty for the optimizers torch.optim has no foreach step for).
+std::span<const TensorOp> foreach_step(Optimizer o) {
+  switch (o) {
+    case Optimizer::sgd:
+      return kForeachSgdOps;
+    case Optimizer::momentum:
+      return kForeachMomentumOps;
+    case Optimizer::adam:
+      return kForeachAdamWOps;
+    case Optimizer::lamb:
+    case Optimizer::bert_adam:
+      break;
+  }
+  return {};
+}
 
 }  // namespace
 
@@ -425,7 +452,7 @@ void optimizer_launches(const Scenario& s, double params, int tensors, std::vect
       launches = tensors * (lamb ? kLambLaunches : 1);
       break;
     case sim::OptimizerKernels::multi_tensor:
-      launches = groups * foreach_ops(s.optimizer);
+      launches = groups * (lamb ? kForeachLambOps : 1);  // torch.optim's ops: below
       break;
     case sim::OptimizerKernels::fused:
       launches = groups * (lamb ? kLambLaunches : 1);
@@ -461,6 +488,19 @@ void optimizer_launches(const Scenario& s, double params, int tensors, std::vect
       k.bytes = op.bytes_per_element * elements;
       k.flops = elements;
       out.push_back({op.name, k.cls, sim::kernel_time_s(acc, k), host, tensors});
+    }
+    return;
+  }
+  if (const auto ops = foreach_step(s.optimizer);
+      f.optimizer_kernels == sim::OptimizerKernels::multi_tensor && !master && !ops.empty()) {
+    // torch.optim's foreach step on fp32 weights and gradients: each op a kernel per group.
+    for (const TensorOp& op : ops) {
+      sim::Kernel k;
+      k.cls = sim::KernelClass::optimizer;
+      k.dtype = sim::Dtype::fp32;
+      k.bytes = op.bytes_per_element * params / groups;
+      k.flops = params / groups;
+      out.push_back({op.name, k.cls, sim::kernel_time_s(acc, k), host, static_cast<int>(groups)});
     }
     return;
   }

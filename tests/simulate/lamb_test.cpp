@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "models/kernel_plan.hpp"
+#include "sim/hw/kernel_model.hpp"
 #include "support/step_scenarios.hpp"
 
 using trainsim::models::Launch;
@@ -34,7 +35,8 @@ std::vector<Launch> launches_of(const Scenario& s) {
 
 TEST_CASE("LAMB launches four kernels where Adam launches one, and moves more bytes") {
   // fp32 so that neither step unscales gradients; the optimizer kernels are memory-bound.
-  for (const char* framework : {"megatron_lm", "tensorflow_graph", "pytorch_eager"}) {
+  // (PyTorch's own Adam is torch.optim's foreach step of eight ops: below.)
+  for (const char* framework : {"megatron_lm", "tensorflow_graph"}) {
     INFO(framework);
     const std::vector<std::string> base{"framework=" + std::string(framework), "precision=fp32"};
     std::vector<std::string> adam_sets = base, lamb_sets = base;
@@ -44,11 +46,7 @@ TEST_CASE("LAMB launches four kernels where Adam launches one, and moves more by
     REQUIRE(lamb_s.optimizer == trainsim::models::Optimizer::lamb);
     const Launch adam = step_launch(launches_of(adam_s));
     const Launch lamb = step_launch(launches_of(lamb_s));
-    if (std::string(framework) == "pytorch_eager") {
-      CHECK(lamb.count * 8 == adam.count * 12);  // foreach: 12 ops per group against 8
-    } else {
-      CHECK(lamb.count == 4 * adam.count);
-    }
+    CHECK(lamb.count == 4 * adam.count);
     // Adam reads and writes weights and both moments and reads the gradient: 28 bytes per fp32
     // parameter; LAMB adds 20 and the gradient's 4 more: 52. Per tensor (TF), most of
     // ResNet-50's tensors are small enough that each launch costs its latency, so four launches
@@ -99,4 +97,37 @@ TEST_CASE("BertAdam launches twelve unfused ops per tensor after one global norm
       launches_of(scenario({"framework=pytorch_eager", "precision=fp16", "optimizer=bert_adam"}));
   REQUIRE(amp.size() == 14);
   CHECK(std::string(amp.front().what) == "grad unscale");
+}
+
+TEST_CASE("torch.optim's foreach steps move each op's tensors") {
+  // PyTorch eager (multi_tensor optimizer kernels), fp32: one kernel per op and group of tensors,
+  // each reading and writing whole fp32 tensors (kernel_plan.cpp, kForeach*Ops).
+  struct Case {
+    const char* optimizer;
+    std::size_t ops;
+    double bytes_per_param;
+  };
+  for (const Case& c : {Case{"sgd", 1, 12}, Case{"momentum", 3, 32}, Case{"adam", 8, 80}}) {
+    INFO(c.optimizer);
+    const Scenario s = scenario(
+        {"framework=pytorch_eager", "precision=fp32", "optimizer=" + std::string(c.optimizer)});
+    const auto launches = launches_of(s);
+    REQUIRE(launches.size() == c.ops);
+    const int per_kernel = s.framework.tensors_per_optimizer_kernel;
+    const int groups = (s.model.param_tensors() + per_kernel - 1) / per_kernel;
+    const auto& acc = s.cluster.accelerator;
+    // The device's streaming rate for optimizer kernels, from one large reference kernel.
+    trainsim::sim::Kernel ref;
+    ref.cls = trainsim::sim::KernelClass::optimizer;
+    ref.bytes = 1e9;
+    const double bytes_per_s =
+        ref.bytes / (trainsim::sim::kernel_time_s(acc, ref) - acc.kernel_launch_overhead_s);
+    double streamed_s = 0;
+    for (const Launch& l : launches) {
+      CHECK(l.count == groups);
+      streamed_s += l.count * (l.device_s - acc.kernel_launch_overhead_s);
+    }
+    CHECK(streamed_s * bytes_per_s ==
+          Approx(c.bytes_per_param * static_cast<double>(s.model.params())).epsilon(1e-9));
+  }
 }
