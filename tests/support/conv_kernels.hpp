@@ -9,6 +9,7 @@
 
 #include "models/zoo/net_builder.hpp"
 #include "models/zoo/zoo_model.hpp"
+#include "support/zoo_models.hpp"
 
 namespace trainsim::test {
 
@@ -20,12 +21,7 @@ inline models::KernelSpec conv_kernel(std::vector<std::int64_t> input, const mod
   const auto x = nb.input(std::move(input), true);
   nb.begin("conv", models::OpClass::conv, x.elements());
   nb.end(nb.conv2d(x, spec));
-  const auto layers = nb.take_layers();
-  for (const auto* ks : {&layers.at(0).fwd_kernels, &layers.at(0).bwd_kernels})
-    for (const auto& k : *ks)
-      if (what == k.what) return k;
-  FAIL("no kernel " << what);
-  return {};
+  return kernel_named(nb.take_layers().at(0), what);
 }
 
 // DeepBench's speech first layer over its C1 161x700 input: K32, a 5x20 filter, stride 2, no

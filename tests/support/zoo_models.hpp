@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 #include <map>
 #include <string>
+#include <string_view>
 
 #include "models/zoo/zoo.hpp"
 
@@ -24,6 +25,15 @@ inline const models::Layer& layer_named(const models::ZooModel& m, const std::st
   }
   FAIL("no layer " << name << " in " << m.name);
   return m.layers.front();
+}
+
+// The kernel `what` of layer `l`, forward or backward.
+inline const models::KernelSpec& kernel_named(const models::Layer& l, std::string_view what) {
+  for (const auto* ks : {&l.fwd_kernels, &l.bwd_kernels})
+    for (const auto& k : *ks)
+      if (what == k.what) return k;
+  FAIL("no kernel " << what << " in " << l.name);
+  return l.fwd_kernels.front();
 }
 
 }  // namespace trainsim::test

@@ -15,11 +15,7 @@ using trainsim::models::Layer;
 namespace {
 
 const KernelSpec& kernel(const Layer& l, const std::string& what) {
-  for (const auto* ks : {&l.fwd_kernels, &l.bwd_kernels})
-    for (const auto& k : *ks)
-      if (what == k.what) return k;
-  FAIL("no kernel " << what << " in " << l.name);
-  return l.fwd_kernels.front();
+  return trainsim::test::kernel_named(l, what);
 }
 
 // The fused kernels' FLOPs over the unfused score GEMMs' (two forward, five backward).

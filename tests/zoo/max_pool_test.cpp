@@ -8,6 +8,7 @@
 
 #include "models/zoo/net_builder.hpp"
 #include "models/zoo/zoo_model.hpp"
+#include "support/zoo_models.hpp"
 
 namespace {
 
@@ -17,12 +18,7 @@ trainsim::models::KernelSpec pool_kernel(std::int64_t kernel, std::int64_t strid
   const auto x = nb.input({64, 112, 112}, true);
   nb.begin("pool", trainsim::models::OpClass::pooling, x.elements());
   nb.end(nb.max_pool(x, kernel, stride, 1));
-  const auto layers = nb.take_layers();
-  for (const auto* ks : {&layers.at(0).fwd_kernels, &layers.at(0).bwd_kernels})
-    for (const auto& k : *ks)
-      if (what == k.what) return k;
-  FAIL("no kernel " << what);
-  return {};
+  return trainsim::test::kernel_named(nb.take_layers().at(0), what);
 }
 
 }  // namespace
