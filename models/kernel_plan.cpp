@@ -161,6 +161,7 @@ constexpr int kLambLaunches = 4;
 struct TensorOp {
   const char* name;
   double bytes_per_element;
+  int lists = 1;  // tensor lists a foreach op's kernel takes (multi_tensor_apply's depth)
 };
 constexpr std::array<TensorOp, 12> kBertAdamOps{{{"adam m.mul_", 8},
                                                  {"adam m.add_", 12},
@@ -184,22 +185,40 @@ constexpr std::array<TensorOp, 12> kBertAdamOps{{{"adam m.mul_", 8},
 //   Momentum (no weight decay): buf.mul_(momentum) 8, buf.add_(g) 12, p.add_(buf, alpha=-lr) 12.
 //   AdamW: p.mul_(1 - lr wd) 8, m.lerp_(g, 1 - b1) 12, v.mul_(b2) 8, v.addcmul_(g, g, 1 - b2)
 //   12, denom = sqrt(v) 8, denom.div_(bias correction) 8, denom.add_(eps) 8,
-//   p.addcdiv_(m, denom, -step) 16.
+//   p.addcdiv_(m, denom, -step) 16 (each with the tensor lists its kernel takes).
 // 80 bytes per parameter for AdamW where one fused pass moves 28: this project's H200 profiles
 // (tests/reference_data/h200_profile_kernels.csv) have GPT-2's foreach AdamW at 2.76 ms of
 // multi-tensor kernels per step (124 M parameters, 3.6 TB/s) and ResNet-50's momentum SGD at
 // 205 us (25.6 M parameters, 32 bytes each: 4.0 TB/s).
-constexpr std::array<TensorOp, 1> kForeachSgdOps{{{"sgd p.add_", 12}}};
+constexpr std::array<TensorOp, 1> kForeachSgdOps{{{"sgd p.add_", 12, 2}}};
 constexpr std::array<TensorOp, 3> kForeachMomentumOps{
-    {{"momentum buf.mul_", 8}, {"momentum buf.add_", 12}, {"momentum p.add_", 12}}};
-constexpr std::array<TensorOp, 8> kForeachAdamWOps{{{"adamw p.mul_", 8},
-                                                    {"adamw m.lerp_", 12},
-                                                    {"adamw v.mul_", 8},
-                                                    {"adamw v.addcmul_", 12},
-                                                    {"adamw sqrt(v)", 8},
-                                                    {"adamw denom.div_", 8},
-                                                    {"adamw denom.add_", 8},
-                                                    {"adamw p.addcdiv_", 16}}};
+    {{"momentum buf.mul_", 8, 1}, {"momentum buf.add_", 12, 2}, {"momentum p.add_", 12, 2}}};
+constexpr std::array<TensorOp, 8> kForeachAdamWOps{{{"adamw p.mul_", 8, 1},
+                                                    {"adamw m.lerp_", 12, 2},
+                                                    {"adamw v.mul_", 8, 1},
+                                                    {"adamw v.addcmul_", 12, 3},
+                                                    {"adamw sqrt(v)", 8, 2},
+                                                    {"adamw denom.div_", 8, 1},
+                                                    {"adamw denom.add_", 8, 1},
+                                                    {"adamw p.addcdiv_", 16, 3}}};
+
+// The kernels one foreach op over `tensors` tensors of `params` elements in all launches:
+// multi_tensor_apply (pytorch/pytorch aten/src/ATen/native/cuda/MultiTensorApply.cuh) launches
+// once its argument holds depth_to_max_tensors[depth - 1] tensors ({110, 64, 48, 36, 30}) or
+// depth_to_max_blocks (320) chunks of kChunkSize (65,536) elements, each tensor's last chunk a
+// partial one (half a chunk on average). GPT-2's 148 tensors of 124 M parameters: 7 launches
+// per op, as its H200 profile has for each of AdamW's eight; BERT-large's 398 of 335 M: 16, 128
+// in all (its profile: 136 multi-tensor launches, the gradient unscale's among them).
+double foreach_launches(double params, int tensors, int lists) {
+  constexpr std::array<int, 5> kMaxTensors{110, 64, 48, 36, 30};
+  constexpr double kChunkElements = 65536;
+  constexpr double kMaxChunks = 320;
+  const int depth = std::clamp(lists, 1, static_cast<int>(kMaxTensors.size()));
+  const double t = std::max(1, tensors);
+  const double by_tensors = std::ceil(t / kMaxTensors[static_cast<std::size_t>(depth - 1)]);
+  const double by_chunks = std::ceil((params / kChunkElements + t / 2) / kMaxChunks);
+  return std::max(by_tensors, by_chunks);
+}
 
 // The foreach ops of `o` (empty for the optimizers torch.optim has no foreach step for).
 std::span<const TensorOp> foreach_step(Optimizer o) {
@@ -493,14 +512,17 @@ void optimizer_launches(const Scenario& s, double params, int tensors, std::vect
   }
   if (const auto ops = foreach_step(s.optimizer);
       f.optimizer_kernels == sim::OptimizerKernels::multi_tensor && !master && !ops.empty()) {
-    // torch.optim's foreach step on fp32 weights and gradients: each op a kernel per group.
+    // torch.optim's foreach step on fp32 weights and gradients: each op its multi-tensor
+    // kernels.
     for (const TensorOp& op : ops) {
+      const double op_launches = foreach_launches(params, tensors, op.lists);
       sim::Kernel k;
       k.cls = sim::KernelClass::optimizer;
       k.dtype = sim::Dtype::fp32;
-      k.bytes = op.bytes_per_element * params / groups;
-      k.flops = params / groups;
-      out.push_back({op.name, k.cls, sim::kernel_time_s(acc, k), host, static_cast<int>(groups)});
+      k.bytes = op.bytes_per_element * params / op_launches;
+      k.flops = params / op_launches;
+      out.push_back(
+          {op.name, k.cls, sim::kernel_time_s(acc, k), host, static_cast<int>(op_launches)});
     }
     return;
   }
