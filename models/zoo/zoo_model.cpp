@@ -98,10 +98,13 @@ sim::Kernel instantiate(const KernelSpec& k, double batch, sim::Dtype dtype) {
     if (k.batch_dim != BatchDim::m) strides.push_back(k.gemm.m);
     if (k.batch_dim != BatchDim::k) strides.push_back(k.gemm.k);
     sim::set_operand_strides(out, strides);
-    // A GEMM that reduces over the rows (a weight gradient) reads both operands across their
-    // feature-contiguous rows: both MN-major.
-    out.mn_major_operands = k.batch_dim == BatchDim::k;
   }
+  // A GEMM that reduces over the rows (a weight gradient) reads both operands across their
+  // feature-contiguous rows: both MN-major. A convolution's weight gradient is such a GEMM where
+  // its library hands it to the BLAS library (channels-last pointwise ones:
+  // sim/hw/kernel_model.cpp, runs_as_gemm).
+  out.mn_major_operands = (k.cls == sim::KernelClass::gemm || k.cls == sim::KernelClass::conv) &&
+                          k.batch_dim == BatchDim::k;
   switch (k.batch_dim) {
     case BatchDim::none:
       break;

@@ -411,9 +411,8 @@ double body_as_s(const AcceleratorSpec& a, const Kernel& k, KernelClass cls) {
     if (cls == KernelClass::gemm && k.unaligned && unaligned > 0 && matrix_unit_math(a, math))
       eff *= unaligned;
     const double mn_major = a.kernels.mn_major_gemm[d];
-    const bool mn_major_operands =
-        k.mn_major_operands || (cls == KernelClass::gemm && k.weight_gradient);
-    if (cls == KernelClass::gemm && mn_major_operands && mn_major > 0 && matrix_unit_math(a, math))
+    if (cls == KernelClass::gemm && k.mn_major_operands && mn_major > 0 &&
+        matrix_unit_math(a, math))
       eff *= mn_major;
     if (!peak || eff <= 0) {
       throw std::invalid_argument(a.name + " (kernels " + a.kernels.name + ") has no " +

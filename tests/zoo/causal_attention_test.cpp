@@ -9,19 +9,14 @@
 #include "support/zoo_models.hpp"
 
 using trainsim::models::AttentionForm;
-using trainsim::models::KernelSpec;
 using trainsim::models::Layer;
 
 namespace {
 
-const KernelSpec& kernel(const Layer& l, const std::string& what) {
-  return trainsim::test::kernel_named(l, what);
-}
-
 // The fused kernels' FLOPs over the unfused score GEMMs' (two forward, five backward).
 double fused_share(const Layer& l) {
-  const double unfused = kernel(l, "attention QK^T").flops;
-  return kernel(l, "flash attention fwd").flops / (2 * unfused);
+  const double unfused = trainsim::test::kernel_named(l, "attention QK^T").flops;
+  return trainsim::test::kernel_named(l, "flash attention fwd").flops / (2 * unfused);
 }
 
 }  // namespace
@@ -31,12 +26,14 @@ TEST_CASE("fused causal attention skips the blocks above the diagonal") {
   const auto gpt2 = trainsim::test::build("gpt2");
   const Layer& attn = trainsim::test::layer_named(gpt2, "h.0.attn");
   CHECK(fused_share(attn) == Approx(36.0 / 64.0));
-  const double one = kernel(attn, "attention QK^T").flops;
-  CHECK(kernel(attn, "flash attention bwd").flops == Approx(5 * one * 36.0 / 64.0));
+  const double one = trainsim::test::kernel_named(attn, "attention QK^T").flops;
+  CHECK(trainsim::test::kernel_named(attn, "flash attention bwd").flops ==
+        Approx(5 * one * 36.0 / 64.0));
   // Its reduction shortens with it; the unfused GEMMs keep the whole score matrix.
-  CHECK(kernel(attn, "flash attention fwd").gemm.k == Approx(1024 * 36.0 / 64.0));
-  CHECK(kernel(attn, "attention QK^T").gemm.n == Approx(1024));
-  CHECK(kernel(attn, "attention QK^T").form == AttentionForm::unfused_only);
+  CHECK(trainsim::test::kernel_named(attn, "flash attention fwd").gemm.k ==
+        Approx(1024 * 36.0 / 64.0));
+  CHECK(trainsim::test::kernel_named(attn, "attention QK^T").gemm.n == Approx(1024));
+  CHECK(trainsim::test::kernel_named(attn, "attention QK^T").form == AttentionForm::unfused_only);
   // A longer sequence skips more: Llama 2's 4096 positions, 32 blocks.
   const auto llama = trainsim::test::build("llama2_7b");
   CHECK(fused_share(trainsim::test::layer_named(llama, "layers.0.self_attn")) ==
