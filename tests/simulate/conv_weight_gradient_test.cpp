@@ -84,14 +84,15 @@ TEST_CASE("only weight-gradient convolutions split their reduction") {
   const auto lib = trainsim::cli::load_profile_library({});
   const auto& v100 = lib.accelerator("v100-sxm2-16gb", "test");
   // The split weight gradient's long reduction, which split-K spreads over the SMs; the same
-  // GEMM as a forward kernel (no split) runs on the few SMs its narrowed tiles fill.
+  // GEMM as a forward kernel (no split) runs on the few SMs its narrowed tiles fill (3.9x as
+  // long, the weight gradient's 64 x 64 filter on a 128-wide tile).
   const KernelSpec wgrad = split_wgrad();
   KernelSpec as_forward = wgrad;
   as_forward.weight_gradient = false;
   auto no_share = v100;
   no_share.kernels.conv_weight_gradient = {};
   no_share.kernels.conv_weight_gradient_bandwidth = {};
-  CHECK(body16_s(no_share, as_forward) > 4 * body16_s(no_share, wgrad));
+  CHECK(body16_s(no_share, as_forward) > 3 * body16_s(no_share, wgrad));
 }
 
 TEST_CASE("weight gradients sum their split-K slices in a kernel of their own") {
@@ -158,14 +159,16 @@ TEST_CASE("weight gradients stream their operands at the profile's share of band
   // The split weight gradient (64 filters over batch x 12544 positions, 103 MB of x and dy at
   // batch 16): DeepBench times it at 0.64 ms on the P100 and 1.08 ms on the GTX 1080 Ti, whose
   // bandwidth is 1.5x lower and FLOP rate higher. Priced at the streaming rate it follows the
-  // FLOPs; at the profile's share it follows the bandwidth, within 15% of both rows (the share is
-  // fitted on all of the two boards' convolution rows).
+  // FLOPs; at the profile's share it follows the bandwidth (the share is fitted on all of the two
+  // boards' convolution rows): the GTX 1080 Ti's within 15% of its row. The P100's, its 64 x 64
+  // filter gradient on a 128-wide SIMT tile (fastest_tiling_s), is priced at its compute, 1.19x
+  // its row, so the two come out 1.27x apart where DeepBench has 1.69x.
   const KernelSpec wgrad = split_wgrad();
   const double p100_s = body16_s(p100, wgrad);
   const double gp102_s = body16_s(gp102, wgrad);
   CHECK(body16_s(without(gp102), wgrad) < body16_s(without(p100), wgrad));
-  CHECK(gp102_s > 1.3 * p100_s);
-  CHECK(p100_s == Approx(0.64e-3).epsilon(0.15));
+  CHECK(gp102_s > 1.2 * p100_s);
+  CHECK(p100_s == Approx(0.64e-3).epsilon(0.2));
   CHECK(gp102_s == Approx(1.08e-3).epsilon(0.15));
   // Its forward kernel, and a compute-bound weight gradient, are priced as before.
   const KernelSpec fwd = conv("conv fwd", trainsim::models::conv_spec(64, 1, 1, 0), {64, 112, 112});
@@ -193,4 +196,33 @@ TEST_CASE("a strided filter shorter than its stride reads only the input rows it
   // A 3x3 stride-2 filter covers every row.
   const auto strided3 = trainsim::models::conv_spec(512, 3, 2, 1);
   CHECK(conv("conv fwd", strided3, {256, 56, 56}).act_elements == 2 * half_input + output);
+}
+
+TEST_CASE("SIMT weight gradients run on tiles 128 wide on one side") {
+  const auto lib = trainsim::cli::load_profile_library({});
+  // A 3x3 weight gradient of 64 input channels into K filters on 56x56, which Volta's and
+  // Hopper's profiles run on nonfused Winograd: a batched GEMM of K x 64 per transformed tile
+  // element (compute-bound).
+  const auto wgrad = [](std::int64_t k) {
+    return conv("conv wgrad", trainsim::models::conv_spec(k, 3, 1, 1), {64, 56, 56});
+  };
+  // In fp32 on SIMT math, cuDNN's backward-filter GEMMs are 128 wide on one side (its
+  // *_scudnn_128x{128,64,32}_stridedB_splitK_* kernels, and the 128x64 SGEMM under nonfused
+  // Winograd), so 64 filters fill half of each tile: their gradient takes 0.85-0.9 of the time
+  // of 128 filters' where tiles of 64 x 64 had made it 0.58-0.75.
+  for (const char* accelerator : {"v100-sxm2-16gb", "h200"}) {
+    INFO(accelerator);
+    const auto& a = lib.accelerator(accelerator, "test");
+    const double narrow = body16_s(a, wgrad(64));
+    const double wide = body16_s(a, wgrad(128));
+    CHECK(narrow > 0.8 * wide);
+    CHECK(narrow <= wide * (1 + 1e-12));
+  }
+  // Tensor-core weight gradients keep their narrower tiles: in fp16 on the V100, 64 filters take
+  // well under the time of 128.
+  const auto& v100 = lib.accelerator("v100-sxm2-16gb", "test");
+  const auto fp16_s = [&](const KernelSpec& k) {
+    return trainsim::sim::kernel_body_s(v100, trainsim::models::instantiate(k, 16, Dtype::fp16));
+  };
+  CHECK(fp16_s(wgrad(64)) < 0.75 * fp16_s(wgrad(128)));
 }

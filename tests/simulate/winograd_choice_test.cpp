@@ -64,7 +64,9 @@ TEST_CASE("below the profile's channel floor no pass of a 3x3 convolution takes 
   };
   // Below the floor every pass keeps the implicit GEMM, which Winograd's batched GEMMs (whose
   // narrow channel side costs no tile throughput) would beat: a first layer's (C3 224x224 K64)
-  // data gradient and a 16-channel layer's weight gradient by over 1.4x. (The first layer's
+  // data gradient by over 1.4x and a 16-channel layer's weight gradient by over 1.2x (its
+  // per-element GEMMs of 64 x 16 run on SIMT backward-filter tiles 128 wide on one side, as the
+  // implicit GEMM does: sim/hw/kernel_model.cpp, fastest_tiling_s). (The first layer's
   // weight gradient gains little from Winograd once both read x and dy at the weight gradients'
   // share of the bandwidth, conv_weight_gradient_bandwidth.) DeepBench's P100 takes 2.7x the
   // forward pass's time in that weight gradient (1.73 against 0.65 ms at N16).
@@ -73,7 +75,7 @@ TEST_CASE("below the profile's channel floor no pass of a 3x3 convolution takes 
       CHECK(time_s(p100, c, what) >= time_s(no_floor, c, what));
   }
   CHECK(time_s(p100, 3, "conv dgrad") > 1.4 * time_s(no_floor, 3, "conv dgrad"));
-  CHECK(time_s(p100, 16, "conv wgrad") > 1.4 * time_s(no_floor, 16, "conv wgrad"));
+  CHECK(time_s(p100, 16, "conv wgrad") > 1.2 * time_s(no_floor, 16, "conv wgrad"));
   CHECK(time_s(p100, 3, "conv wgrad") > time_s(p100, 3, "conv fwd"));
   // From the floor up, Winograd is offered as before.
   for (const char* what : {"conv fwd", "conv dgrad", "conv wgrad"})
