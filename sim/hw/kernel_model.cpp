@@ -70,26 +70,26 @@ double blocks_bw_bytes_per_s(const AcceleratorSpec& a, const GemmShape& g, doubl
 // 5x20/2 and 5x5/2: one 32 x 100 output tile over 0.1-0.9 M positions) filled a quarter of its
 // 132 SMs and came out 2.1-2.8x too slow (tests/reference_data/h200_kernels_conv.csv); the
 // boards of 28-80 SMs, which 32 slices of a tile fill, priced them within 0.6-1.4x.
-// `full_side` keeps one side of every tile at the profile's full tile (128): cuDNN's
-// backward-filter GEMMs on SIMT math come 128 wide and narrow the other side only. conv2d_grad
-// under paddle.profiler launches maxwell_scudnn_128x128_, 128x64_ and 128x32_stridedB(_splitK)_*
-// kernels and, under nonfused Winograd, maxwell_sgemm_128x64_nt between its winogradWgrad*
-// transforms (PaddlePaddle/docs docs/guides/performance_improving/profiling_model.md); PyTorch's
-// V100 steps run volta_scudnn_128x128_stridedB_splitK_interior_nn_v1 and
-// wgrad_alg0_engine<float, 128, ...> (pytorch/pytorch issue #13412). So a gradient of 64 filters
-// over 32-64 channels (Winograd's per-element GEMMs of K x C, or a 1x1 filter's) wastes half its
-// tile or more where the GEMMs' 64 x 64 tiles waste none. With every tile allowed, DeepBench's
-// 3x3 weight gradients of 64 filters (C64 56x56 K64, C64 54x54 K64, C32 12x120 K64) came out
-// 1.5-1.9x too fast on the V100, GTX 1080 Ti, TITAN Xp and M40 alike; kept so, they come out
-// within 0.78-1.09x (0.66-0.67 for C32 12x120 on the two TITAN X), and deepbench_conv went from
-// 20.0% / 21.6% (shape 23.0% / 23.1%) to 19.7% / 21.3% (22.8% / 22.8%), the held-out GPUs'
-// rows from 23.1% / 25.0% to 22.9% / 24.7%, with no value refitted (Pascal's, Volta's,
-// Turing's and Hopper's fp32 shares, refitted, moved within about one stderr, Turing's weight
-// gradient share two).
+// A weight gradient on SIMT math keeps one side of every tile at the profile's full tile (128,
+// `full_side` below): cuDNN's backward-filter GEMMs on SIMT math come 128 wide and narrow the
+// other side only. conv2d_grad under paddle.profiler launches maxwell_scudnn_128x128_, 128x64_
+// and 128x32_stridedB(_splitK)_* kernels and, under nonfused Winograd, maxwell_sgemm_128x64_nt
+// between its winogradWgrad* transforms (PaddlePaddle/docs
+// docs/guides/performance_improving/profiling_model.md); PyTorch's V100 steps run
+// volta_scudnn_128x128_stridedB_splitK_interior_nn_v1 and wgrad_alg0_engine<float, 128, ...>
+// (pytorch/pytorch issue #13412). So a gradient of 64 filters over 32-64 channels (Winograd's
+// per-element GEMMs of K x C, or a 1x1 filter's) wastes half its tile or more where the GEMMs'
+// 64 x 64 tiles waste none. With every tile allowed, DeepBench's 3x3 weight gradients of 64
+// filters (C64 56x56 K64, C64 54x54 K64, C32 12x120 K64) came out 1.5-1.9x too fast on the
+// V100, GTX 1080 Ti, TITAN Xp and M40 alike; kept so, they come out within 0.78-1.09x
+// (0.66-0.67 for C32 12x120 on the two TITAN X), and deepbench_conv went from 20.0% / 21.6%
+// (shape 23.0% / 23.1%) to 19.7% / 21.3% (22.8% / 22.8%), the held-out GPUs' rows from 23.1% /
+// 25.0% to 22.9% / 24.7%, with no value refitted (Pascal's, Volta's, Turing's and Hopper's fp32
+// shares, refitted, moved within about one stderr, Turing's weight gradient share two).
 template <typename TimeOf>
 double fastest_tiling_s(const AcceleratorSpec& a, const GemmShape& g, bool attention,
                         bool matrix_units, bool split_k, bool library_simt, bool conv,
-                        bool deep_split, bool full_side, TimeOf time_s) {
+                        bool deep_split, TimeOf time_s) {
   const KernelEfficiency& e = a.kernels;
   const double units = std::max(1, a.compute_units);
   const double useful = g.m * g.n * g.batch;
@@ -107,6 +107,7 @@ double fastest_tiling_s(const AcceleratorSpec& a, const GemmShape& g, bool atten
   // at one time, longer than N = 32; KernelEfficiency::narrow_operand_below), it runs on the
   // profile's fallback tile: a 64-wide tile at N = 16 computes 4x the useful columns.
   const bool fallback = library_simt && e.narrow_operand_below > 0;
+  const bool full_side = deep_split && !matrix_units;
   // Each halving costs the profile's half_tile_throughput, or for a convolution its
   // conv_half_tile_throughput where given: DeepBench's Pascal convolutions of 32-48 output
   // channels (C192 28x28 K32 and C512 14x14 K48, 5x5: forward and weight gradient) ran 1.5-2.4x
@@ -503,8 +504,7 @@ double body_as_s(const AcceleratorSpec& a, const Kernel& k, KernelClass cls) {
         return gemm_s + a.kernel_launch_overhead_s + (split + 1) * partial_bytes / bw_bytes_per_s;
       };
       return fastest_tiling_s(a, view, cls == KernelClass::attention, matrix_units, view_split_k,
-                              library_simt, cls == KernelClass::conv, conv_weight_gradient,
-                              conv_weight_gradient && !matrix_units, time_s);
+                              library_simt, cls == KernelClass::conv, conv_weight_gradient, time_s);
     };
     if (const double narrow_s = narrow_batch_step_s(a, k); narrow_s > 0)
       return std::max({narrow_s, memory_s, serial_data_gradient_s(a, k)});
