@@ -191,6 +191,9 @@ std::vector<ValidationPoint> deepbench_gemm(const sim::ProfileLibrary& lib, Kern
     // (M contiguous) and op(B) transposed (N contiguous); row-major torch.mm (the H200 rows): A
     // a transposed view (M contiguous) and B as stored (N contiguous).
     g.mn_major_operands = group == KernelRows::h200 ? ta && !tb : !ta && tb;
+    // Both K-major: column-major op(A) transposed and op(B) not (cuBLAS's "TN"); row-major A as
+    // stored and B a transposed view.
+    g.k_major_operands = group == KernelRows::h200 ? !ta && tb : ta && !tb;
     p.predicted = 1e3 * sim::kernel_time_s(k->accelerator, g);
     out.push_back(p);
   });

@@ -88,6 +88,7 @@ sim::Kernel instantiate(const KernelSpec& k, double batch, sim::Dtype dtype) {
   out.whole_k = k.whole_k;
   out.recurrent_data_gradient = k.recurrent_data_gradient;
   out.pointwise_gemm = k.pointwise_gemm;
+  out.k_major_operands = k.k_major_operands;
   out.input_channels = k.input_channels;
   out.row_elements = k.row_elements;
   out.transpose_elements = k.transpose_act_elements * batch + k.transpose_param_elements;

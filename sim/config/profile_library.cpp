@@ -210,6 +210,8 @@ KernelEfficiency read_kernels(JsonReader& r) {
     k.sub_word_aligned_gemm = read_per_dtype(*sub_word, Bound::unit_interval);
   if (auto mn_major = r.optional_object("mn_major_gemm"))
     k.mn_major_gemm = read_per_dtype(*mn_major, Bound::unit_interval);
+  if (auto k_major = r.optional_object("k_major_simt_bandwidth"))
+    k.k_major_simt_bandwidth = read_per_dtype(*k_major, Bound::unit_interval);
   if (auto latency = r.optional_object("gemm_latency")) {
     for (Dtype d : kAllDtypes) {
       k.gemm_latency_s[static_cast<std::size_t>(d)] =

@@ -119,6 +119,11 @@ struct Kernel {
   // strided, as a weight gradient reduces over the rows of activations stored feature-contiguous
   // (dW = dY^T X). Priced at the GEMM efficiency times KernelEfficiency::mn_major_gemm.
   bool mn_major_operands = false;
+  // A GEMM both of whose operands are K-major: each stored contiguous along the reduction, as a
+  // linear layer's input rows and weight rows are in its forward pass (cuBLAS's "TN" over
+  // column-major operands). On SIMT math its operands stream at
+  // KernelEfficiency::k_major_simt_bandwidth of the memory rate.
+  bool k_major_operands = false;
   // A dilated convolution (dilation > 1): libraries may lack tensor-core algorithms for it
   // (KernelEfficiency::dilated_conv_tensor_cores; kernel_model.cpp, math_dtype).
   bool dilated = false;

@@ -446,6 +446,12 @@ double body_as_s(const AcceleratorSpec& a, const Kernel& k, KernelClass cls) {
   }
   const double bw_bytes_per_s = a.memory_bw_bytes_per_s * memory_efficiency(a, cls);
   double memory_s = k.bytes > 0 ? k.bytes / bw_bytes_per_s : 0.0;
+  // A SIMT GEMM of two K-major operands streams them at a share of that
+  // (KernelEfficiency::k_major_simt_bandwidth): its tiles' loads are short runs, one per row.
+  if (const double share = a.kernels.k_major_simt_bandwidth[static_cast<std::size_t>(math)];
+      cls == KernelClass::gemm && k.k_major_operands && share > 0 && !matrix_unit_math(a, math)) {
+    memory_s /= share;
+  }
   // A weight gradient's blocks stream x and dy at a share of that
   // (KernelEfficiency::conv_weight_gradient_bandwidth), on every algorithm: Winograd's batched
   // GEMMs for it are as few output tiles over as long a reduction. Its split-K partial sums are

@@ -161,6 +161,14 @@ struct KernelEfficiency {
   // with two, one of them must be transposed on its way through shared memory. 0 where the
   // profile gives none (one efficiency whatever the layout).
   std::array<double, kDtypeCount> mn_major_gemm{};
+  // Per dtype: the share of DRAM bandwidth at which the library's SIMT GEMMs (not on matrix
+  // units) stream their operands when both are K-major (Kernel::k_major_operands: cuBLAS's "TN",
+  // a linear layer's forward). SIMT GEMM kernels stage a tile of each operand that spans the
+  // output side (M or N) and a few steps of K: a 128 x 8 tile of an M-major operand is eight
+  // runs of 512 contiguous bytes, of a K-major one 128 runs of 32 bytes, each in a different
+  // DRAM page. Where a narrow N leaves the GEMM streaming its large operand, that costs its
+  // bandwidth; where the math bounds it, it costs nothing. 0 where the profile gives none.
+  std::array<double, kDtypeCount> k_major_simt_bandwidth{};
   // Per dtype: what each of the library's GEMMs on matrix units (KernelClass::gemm) takes on top
   // of its tiles' work, whatever its size: the pipeline's fill and drain (Hopper's cuBLAS
   // kernels set up TMA descriptors and barriers, then wait a DRAM round trip before the first

@@ -175,3 +175,38 @@ TEST_CASE("a weight gradient's GEMM reads both operands MN-major: TF32 on Hopper
   CHECK(trainsim::sim::kernel_time_s(h200, tn) / trainsim::sim::kernel_time_s(h200, nn) ==
         Approx(0.3857 / 0.2922).epsilon(0.1));
 }
+
+TEST_CASE("SIMT GEMMs of two K-major operands stream them at a share of the memory rate") {
+  // A linear layer's forward reads its input rows and weight rows along the reduction: both
+  // K-major (cuBLAS's "TN"). Its data and weight gradients have one K-major operand or none.
+  const std::vector<KernelSpec> ks = linear_kernels(8448, 2816, 16);
+  REQUIRE(ks.size() == 3);
+  CHECK(trainsim::models::instantiate(ks.at(0), 1, Dtype::fp32).k_major_operands);
+  CHECK_FALSE(trainsim::models::instantiate(ks.at(1), 1, Dtype::fp32).k_major_operands);
+  CHECK_FALSE(trainsim::models::instantiate(ks.at(2), 1, Dtype::fp32).k_major_operands);
+
+  const auto lib = trainsim::cli::load_profile_library({});
+  const auto v100 = lib.accelerator("v100-sxm2-16gb", "test");
+  const auto ratio = [&](const KernelSpec& spec, Dtype dtype) {
+    trainsim::sim::Kernel tn = trainsim::models::instantiate(spec, 1, dtype);
+    trainsim::sim::Kernel nn = tn;
+    nn.k_major_operands = false;
+    return trainsim::sim::kernel_time_s(v100, tn) / trainsim::sim::kernel_time_s(v100, nn);
+  };
+  // DeepBench's V100 fp32 GEMM M 8448 x N 16 x K 2816 (results/train, DeepBench_NV_V100.xlsx):
+  // 0.133 ms NN, 0.171 ms TN, 1.29x; M 512 x N 16 x K 500000: 1.339 and 1.851 ms, 1.38x. Both
+  // stream their large operand; the model's ratio is about 1 / k_major_simt_bandwidth.fp32.
+  CHECK(ratio(ks.at(0), Dtype::fp32) == Approx(0.171 / 0.133).epsilon(0.1));
+  CHECK(ratio(linear_kernels(512, 500000, 16).at(0), Dtype::fp32) ==
+        Approx(1.851 / 1.339).epsilon(0.1));
+  // M 7680 x N 128 x K 2560, bound by its math: 0.398 ms NN, 0.386 ms TN. The share costs nothing.
+  CHECK(ratio(linear_kernels(7680, 2560, 128).at(0), Dtype::fp32) == Approx(1).epsilon(1e-9));
+  // On the tensor cores the operands' layout is the MMA's own concern (mn_major_gemm), and a
+  // profile without the share (the H200's) prices both layouts alike.
+  CHECK(ratio(ks.at(0), Dtype::fp16) == Approx(1).epsilon(1e-9));
+  const auto h200 = lib.accelerator("h200", "test");
+  trainsim::sim::Kernel tn = trainsim::models::instantiate(ks.at(0), 1, Dtype::fp32);
+  trainsim::sim::Kernel nn = tn;
+  nn.k_major_operands = false;
+  CHECK(trainsim::sim::kernel_time_s(h200, tn) == trainsim::sim::kernel_time_s(h200, nn));
+}
