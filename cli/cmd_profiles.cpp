@@ -134,9 +134,10 @@ void show_kernels(std::ostream& os, const sim::KernelEfficiency& k) {
   per_dtype(
       "GEMMs on matrix units with both operands MN-major (weight gradients) at this fraction:",
       k.mn_major_gemm);
-  per_dtype("SIMT GEMMs with both operands K-major (\"TN\") stream them at this fraction of "
-            "DRAM's rate:",
-            k.k_major_simt_bandwidth);
+  per_dtype(
+      "SIMT GEMMs with both operands K-major (\"TN\") stream them at this fraction of "
+      "DRAM's rate:",
+      k.k_major_simt_bandwidth);
   if (k.sustained_clock_hz > 0) {
     os << "  sustained clock under dense math: "
        << sim::format_significant(k.sustained_clock_hz / 1e6, 5) << " MHz at "

@@ -386,9 +386,9 @@ Tensor NetBuilder::linear(const Tensor& in, std::int64_t out_features, bool bias
   const double weights = n_in * n_out;
   // Its forward reads the input rows and the weight rows (out x in), both contiguous along the
   // reduction: both operands K-major (cuBLAS's "TN", as torch.nn.functional.linear calls it).
-  KernelSpec forward = gemm_spec("linear fwd", KernelClass::gemm, 2 * macs + bias_flops,
-                                 in.elements() + out_elems, weights + (bias ? n_out : 0),
-                                 {rows, n_out, n_in, 1}, BatchDim::m);
+  KernelSpec forward =
+      gemm_spec("linear fwd", KernelClass::gemm, 2 * macs + bias_flops, in.elements() + out_elems,
+                weights + (bias ? n_out : 0), {rows, n_out, n_in, 1}, BatchDim::m);
   forward.k_major_operands = true;
   fwd(forward);
   bwd_group();

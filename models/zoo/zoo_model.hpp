@@ -80,7 +80,7 @@ struct KernelSpec {
   bool strided_data_gradient = false;  // a strided convolution's data gradient (sim::Kernel's)
   bool whole_k = false;  // a GEMM whose library never splits its reduction (sim::Kernel's)
   bool recurrent_data_gradient = false;  // a recurrent step's data gradient (sim::Kernel's)
-  bool k_major_operands = false;  // a GEMM of two K-major operands (sim::Kernel's flag)
+  bool k_major_operands = false;         // a GEMM of two K-major operands (sim::Kernel's flag)
   // A convolution's layout conversions under channels-first tensors (sim::Kernel's fields): the
   // activation elements per sample and the parameter elements its transposes read.
   bool pointwise_gemm = false;
