@@ -108,13 +108,16 @@ void show_kernels(std::ostream& os, const sim::KernelEfficiency& k) {
     if (!values.empty()) os << "  " << label << values << "\n";
   };
   per_dtype("Winograd gain (3x3 stride-1 convolutions):", k.winograd_gain);
-  std::ostringstream latency;
-  for (sim::Dtype d : sim::kAllDtypes) {
-    const double s = k.gemm_latency_s[static_cast<std::size_t>(d)];
-    if (s > 0) latency << " " << sim::dtype_name(d) << " " << format_seconds(s);
-  }
-  if (!latency.str().empty())
-    os << "  GEMMs on matrix units take, on top of their tiles' work:" << latency.str() << "\n";
+  const auto latencies = [&](const char* label, const std::array<double, sim::kDtypeCount>& v) {
+    std::ostringstream latency;
+    for (sim::Dtype d : sim::kAllDtypes) {
+      const double s = v[static_cast<std::size_t>(d)];
+      if (s > 0) latency << " " << sim::dtype_name(d) << " " << format_seconds(s);
+    }
+    if (!latency.str().empty()) os << "  " << label << latency.str() << "\n";
+  };
+  latencies("GEMMs on matrix units take, on top of their tiles' work:", k.gemm_latency_s);
+  latencies("convolutions take instead:", k.conv_latency_s);
   if (k.winograd_nonfused_3x3 || k.winograd_nonfused_5x5) {
     os << "  nonfused Winograd (batched GEMMs between transform kernels) for stride-1 filters:"
        << (k.winograd_nonfused_3x3 ? " 3x3 (F(4x4,3x3))" : "")

@@ -212,6 +212,13 @@ KernelEfficiency read_kernels(JsonReader& r) {
     k.mn_major_gemm = read_per_dtype(*mn_major, Bound::unit_interval);
   if (auto k_major = r.optional_object("k_major_simt_bandwidth"))
     k.k_major_simt_bandwidth = read_per_dtype(*k_major, Bound::unit_interval);
+  if (auto latency = r.optional_object("conv_latency")) {
+    for (Dtype d : kAllDtypes) {
+      k.conv_latency_s[static_cast<std::size_t>(d)] =
+          latency->quantity_or(dtype_name(d), Dimension::seconds, Bound::non_negative, 0);
+    }
+    latency->done();
+  }
   if (auto latency = r.optional_object("gemm_latency")) {
     for (Dtype d : kAllDtypes) {
       k.gemm_latency_s[static_cast<std::size_t>(d)] =

@@ -567,9 +567,12 @@ double body_as_s(const AcceleratorSpec& a, const Kernel& k, KernelClass cls) {
     }
     // The library kernel's fill and drain on matrix units (KernelEfficiency::gemm_latency_s):
     // cuBLAS's GEMMs and cuDNN's implicit-GEMM convolutions alike.
-    const double latency_s = (cls == KernelClass::gemm || cls == KernelClass::conv) && matrix_units
-                                 ? a.kernels.gemm_latency_s[static_cast<std::size_t>(math)]
-                                 : 0.0;
+    const auto d = static_cast<std::size_t>(math);
+    double latency_s = (cls == KernelClass::gemm || cls == KernelClass::conv) && matrix_units
+                           ? a.kernels.gemm_latency_s[d]
+                           : 0.0;
+    if (cls == KernelClass::conv && a.kernels.conv_latency_s[d] > 0)
+      latency_s = a.kernels.conv_latency_s[d];
     return std::max(best_s, serial_data_gradient_s(a, k)) + latency_s;
   }
   return std::max({winograd_s > 0 ? winograd_s : compute_s, memory_s, element_issue_s(a, k)});

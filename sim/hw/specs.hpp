@@ -181,6 +181,10 @@ struct KernelEfficiency {
   // 21.1%) before the conv values were refitted; while first layers were priced on tensor cores,
   // 2-8x fast, it had made that table's shape worse (25.3% / 24.8% from 24.4% / 23.9%).
   std::array<double, kDtypeCount> gemm_latency_s{};
+  // Per dtype: the same for the library's convolutions (cuDNN's implicit-GEMM kernels), on matrix
+  // units or not, where the profile gives it; else convolutions on matrix units take
+  // gemm_latency_s.
+  std::array<double, kDtypeCount> conv_latency_s{};
   // The clock the architecture's SMs sustain under a power cap (sim/hw/kernel_model.hpp,
   // sustained_clock_fraction): a board that can give each compute unit unit_power_w sustains
   // sustained_clock_hz under dense math, and the clock it can sustain grows as the power per unit

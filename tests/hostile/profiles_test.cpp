@@ -191,6 +191,10 @@ HOSTILE("kernels profile whose MN-major GEMM share is negative",
         {"profiles", "list", "--profile-dir", "@/"}, 2,
         {"@/kernels/arch.json", "mn_major_gemm.tf32", "(0, 1]"},
         {{"kernels/arch.json", kernels_profile("\"mn_major_gemm\": {\"tf32\": -0.5}")}})
+HOSTILE("kernels profile whose K-major SIMT bandwidth share exceeds 1",
+        {"profiles", "list", "--profile-dir", "@/"}, 2,
+        {"@/kernels/arch.json", "k_major_simt_bandwidth.fp32", "(0, 1]"},
+        {{"kernels/arch.json", kernels_profile("\"k_major_simt_bandwidth\": {\"fp32\": 1.5}")}})
 HOSTILE("kernels profile whose serial data-gradient step lists no batch",
         {"profiles", "list", "--profile-dir", "@/"}, 2,
         {"@/kernels/arch.json", "recurrent_serial_data_gradient.batches", "at least one batch"},
@@ -290,6 +294,10 @@ HOSTILE("kernels profile limiting nonfused Winograd with a string",
 HOSTILE("kernels profile with a GEMM latency in GB/s", {"profiles", "list", "--profile-dir", "@/"},
         2, {"@/kernels/arch.json", "gemm_latency.bf16", "2 GB/s"},
         {{"kernels/arch.json", kernels_profile("\"gemm_latency\": {\"bf16\": \"2 GB/s\"}")}})
+HOSTILE("kernels profile with a negative convolution latency",
+        {"profiles", "list", "--profile-dir", "@/"}, 2,
+        {"@/kernels/arch.json", "conv_latency.bf16", "-2 us"},
+        {{"kernels/arch.json", kernels_profile("\"conv_latency\": {\"bf16\": \"-2 us\"}")}})
 HOSTILE("kernels profile with a negative memory floor", {"profiles", "list", "--profile-dir", "@/"},
         2, {"@/kernels/arch.json", "memory_floor.softmax", "-1 us"},
         {{"kernels/arch.json", kernels_profile("\"memory_floor\": {\"softmax\": \"-1 us\"}")}})
