@@ -86,6 +86,19 @@ double blocks_bw_bytes_per_s(const AcceleratorSpec& a, const GemmShape& g, doubl
 // (shape 23.0% / 23.1%) to 19.7% / 21.3% (22.8% / 22.8%), the held-out GPUs' rows from 23.1% /
 // 25.0% to 22.9% / 24.7%, with no value refitted (Pascal's, Volta's, Turing's and Hopper's fp32
 // shares, refitted, moved within about one stderr, Turing's weight gradient share two).
+// Forward and data-gradient convolutions on SIMT math keep the pixel side (M: samples x output
+// positions, or input positions for the data gradient) at the full tile, `full_pixels`, and
+// narrow the filters' side alone: cuDNN's SIMT implicit-GEMM kernels are
+// maxwell_scudnn_128x{128,64,32}_relu_{small,medium,large,interior}_nn (volta_scudnn_128x32_relu_
+// small_nn_v1 in MXNet's V100 ResNet profile, apache/mxnet issue #9774). So a small map at a small
+// batch (ResNet-50's 7x7 layers at batch 8: 392 pixels, four tiles) leaves SMs idle where 64 x 64
+// tiles had filled them: the GTX 1080 Ti's C2048 7x7 K512 1x1 forward takes 0.207 ms at batch 8
+// and 0.213 at 16 (DeepBench), where those tiles priced batch 8 at 0.117 ms. Kept so,
+// deepbench_conv went from 19.7% / 21.3% (shape 22.8% / 22.8%) to 18.9% / 21.0% (22.1% / 22.5%),
+// the held-out GPUs' rows from 22.9% / 24.7% (24.7% / 23.5%) to 22.5% / 24.5% (24.3% / 23.3%) and
+// MXNet's K80 and M60 steps from 7.0% / 6.8% to 6.3% / 6.6%, with no value refitted (Pascal's and
+// Volta's fp32 conv values, refitted, moved within one stderr). Narrowing the pixel side alone
+// instead took deepbench_conv to 45.9% on its validation half.
 template <typename TimeOf>
 double fastest_tiling_s(const AcceleratorSpec& a, const GemmShape& g, bool attention,
                         bool matrix_units, bool split_k, bool library_simt, bool conv,
@@ -108,6 +121,7 @@ double fastest_tiling_s(const AcceleratorSpec& a, const GemmShape& g, bool atten
   // profile's fallback tile: a 64-wide tile at N = 16 computes 4x the useful columns.
   const bool fallback = library_simt && e.narrow_operand_below > 0;
   const bool full_side = deep_split && !matrix_units;
+  const bool full_pixels = conv && !deep_split && !matrix_units;  // see above
   // Each halving costs the profile's half_tile_throughput, or for a convolution its
   // conv_half_tile_throughput where given: DeepBench's Pascal convolutions of 32-48 output
   // channels (C192 28x28 K32 and C512 14x14 K48, 5x5: forward and weight gradient) ran 1.5-2.4x
@@ -142,6 +156,7 @@ double fastest_tiling_s(const AcceleratorSpec& a, const GemmShape& g, bool atten
       const double tn = attention ? std::max(g.n, 1.0) : e.tile_n / (1 << hn);
       if (!allowed(tm, g.m) || (!attention && !allowed(tn, g.n))) continue;
       if (full_side && tm < e.tile_m && tn < e.tile_n) continue;
+      if (full_pixels && tm < e.tile_m) continue;
       const double tile_throughput =
           std::pow(conv && e.conv_half_tile_throughput > 0 ? e.conv_half_tile_throughput
                                                            : e.half_tile_throughput,

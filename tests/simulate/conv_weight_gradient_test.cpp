@@ -226,3 +226,36 @@ TEST_CASE("SIMT weight gradients run on tiles 128 wide on one side") {
   };
   CHECK(fp16_s(wgrad(64)) < 0.75 * fp16_s(wgrad(128)));
 }
+
+TEST_CASE("SIMT forward and data-gradient convolutions keep tiles 128 pixels wide") {
+  const auto lib = trainsim::cli::load_profile_library({});
+  const auto& gtx = lib.accelerator("gtx-1080-ti", "test");
+  // ResNet-50's last 1x1 convolutions (C2048 7x7 K512): a GEMM of batch x 49 pixels by 512
+  // filters over 2048 channels, with no split reduction in the forward pass. cuDNN's SIMT
+  // kernels (maxwell_scudnn_128x{128,64,32}_relu_*, volta_scudnn_128x32_relu_small_nn_v1) narrow
+  // the filters' side only, so at batch 8 (392 pixels) four tiles of pixels leave most of the
+  // GTX 1080 Ti's 28 SMs idle until batch 16 fills them: DeepBench measures 0.207 and 0.213 ms
+  // (results/train, DeepBench_NV_1080Ti.xlsx). Tiles of 64 x 64 had priced batch 8 at 0.117 ms,
+  // 0.57x its measured time and 0.60x batch 16's.
+  const auto layer = trainsim::models::conv_spec(512, 1, 1, 0);
+  const auto fwd_s = [&](double batch) {
+    return trainsim::sim::kernel_time_s(
+        gtx, trainsim::test::conv_instance({2048, 7, 7}, layer, "conv fwd", batch, Dtype::fp32));
+  };
+  CHECK(1e3 * fwd_s(8) == Approx(0.207).epsilon(0.1));
+  CHECK(fwd_s(16) / fwd_s(8) == Approx(0.213 / 0.207).epsilon(0.1));
+  // The data gradient likewise: 0.154 and 0.188 ms measured.
+  const auto dgrad_s = [&](double batch) {
+    return trainsim::sim::kernel_time_s(
+        gtx, trainsim::test::conv_instance({2048, 7, 7}, layer, "conv dgrad", batch, Dtype::fp32));
+  };
+  CHECK(1e3 * dgrad_s(8) == Approx(0.154).epsilon(0.1));
+  // Tensor-core convolutions narrow either side: in fp16 on the V100, batch 8 takes well under
+  // batch 16's time.
+  const auto& v100 = lib.accelerator("v100-sxm2-16gb", "test");
+  const auto fp16_s = [&](double batch) {
+    return trainsim::sim::kernel_body_s(
+        v100, trainsim::test::conv_instance({2048, 7, 7}, layer, "conv fwd", batch, Dtype::fp16));
+  };
+  CHECK(fp16_s(8) < 0.75 * fp16_s(16));
+}
