@@ -581,7 +581,8 @@ double body_as_s(const AcceleratorSpec& a, const Kernel& k, KernelClass cls) {
                                          expansion * memory_s, true));
     }
     // The library kernel's fill and drain on matrix units (KernelEfficiency::gemm_latency_s):
-    // cuBLAS's GEMMs and cuDNN's implicit-GEMM convolutions alike.
+    // cuBLAS's GEMMs and cuDNN's implicit-GEMM convolutions alike, except where the profile gives
+    // cuDNN's convolutions a latency of their own (KernelEfficiency::conv_latency_s).
     const auto d = static_cast<std::size_t>(math);
     double latency_s = (cls == KernelClass::gemm || cls == KernelClass::conv) && matrix_units
                            ? a.kernels.gemm_latency_s[d]
