@@ -353,6 +353,17 @@ Tensor NetBuilder::conv2d(const Tensor& in, const Conv2d& s) {
         {0, c_in_g, c_out_g, static_cast<double>(in.height()), static_cast<double>(in.width())},
         BatchDim::m);
     dgrad.strided_data_gradient = s.stride_h > 1 || s.stride_w > 1;
+    // Its stride phases' taps over the filter's (sim::Kernel::strided_tap_waste); the evidence
+    // is ungrouped and undilated convolutions alone, so grouped and dilated ones keep the
+    // strided share.
+    if (dgrad.strided_data_gradient && s.groups == 1 && !dilated && s.kernel_h >= s.stride_h &&
+        s.kernel_w >= s.stride_w) {
+      const auto rounded = [](std::int64_t taps, std::int64_t stride) {
+        return static_cast<double>((taps + stride - 1) / stride * stride) /
+               static_cast<double>(taps);
+      };
+      dgrad.strided_tap_waste = rounded(s.kernel_h, s.stride_h) * rounded(s.kernel_w, s.stride_w);
+    }
     bwd(transposes(dgrad, out_elems + in.elements(), weights));
   }
   KernelSpec wgrad = transposes(

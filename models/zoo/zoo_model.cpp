@@ -85,6 +85,7 @@ sim::Kernel instantiate(const KernelSpec& k, double batch, sim::Dtype dtype) {
   out.weight_gradient = k.weight_gradient;
   out.dilated = k.dilated;
   out.strided_data_gradient = k.strided_data_gradient;
+  out.strided_tap_waste = k.strided_tap_waste;
   out.whole_k = k.whole_k;
   out.recurrent_data_gradient = k.recurrent_data_gradient;
   out.pointwise_gemm = k.pointwise_gemm;

@@ -204,6 +204,8 @@ KernelEfficiency read_kernels(JsonReader& r) {
     k.conv_weight_gradient_bandwidth = read_per_dtype(*wgrad_bw, Bound::unit_interval);
   if (auto strided = r.optional_object("conv_strided_data_gradient"))
     k.conv_strided_data_gradient = read_per_dtype(*strided, Bound::unit_interval);
+  if (auto phases = r.optional_object("conv_phase_split_data_gradient"))
+    k.conv_phase_split_data_gradient = read_per_dtype(*phases, Bound::unit_interval);
   if (auto unaligned = r.optional_object("unaligned_gemm"))
     k.unaligned_gemm = read_per_dtype(*unaligned, Bound::unit_interval);
   if (auto sub_word = r.optional_object("sub_word_aligned_gemm"))

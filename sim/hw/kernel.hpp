@@ -99,6 +99,14 @@ struct Kernel {
   // The data gradient of a strided convolution (a transposed, fractionally strided convolution):
   // priced at the convolutions' efficiency times KernelEfficiency::conv_strided_data_gradient.
   bool strided_data_gradient = false;
+  // Its work split into stride phases over the forward's: each of the stride_h x stride_w phases
+  // is a stride-1 convolution over ceil(R / stride_h) x ceil(S / stride_w) of the filter's taps,
+  // the taps past the filter's edge zero, so ceil(R / stride_h) stride_h / R x
+  // ceil(S / stride_w) stride_w / S (1.44 for 5x5 stride 2, 1.31 for 7x7, 1.78 for 3x3). 0 for a
+  // filter shorter than its stride on either axis (a 1x1 stride-2 convolution: three of its
+  // four phases have no taps) or an unstrided one. Priced by
+  // KernelEfficiency::conv_phase_split_data_gradient where the profile gives it.
+  double strided_tap_waste = 0;
   // A GEMM its library runs with one thread block per output tile over the whole reduction, never
   // splitting K across blocks (cuDNN's RNN weight gradient: kernel_model.cpp, kernel_body_s; the
   // deterministic backward-filter ALGO_1 that DeepBench's tensor-core build forces:

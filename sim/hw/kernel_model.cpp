@@ -19,6 +19,19 @@ constexpr double kGemmMaxSplitK = 32;
 // Tiles narrower than this are kept for operands narrower than it (see fastest_tiling_s).
 constexpr double kRegularMinTile = 16;
 
+// The fewest input channels at which a strided convolution's data gradient, its filter at least
+// as long as its stride on both axes, runs split into its stride phases, each a stride-1
+// convolution over ceil(R / stride) x ceil(S / stride) taps (KernelEfficiency::
+// conv_phase_split_data_gradient; Kernel::strided_tap_waste): so its time is the forward's work
+// times that rounding, not times the inserted zeros. DeepBench's 5x5 stride-2 data gradients of
+// 64-256 channels (C64 80x350 K128, C128 40x175 K256, C256 20x84 K512; results/train) run at
+// 0.68-1.2 of the forward convolutions' efficiency once that rounding (1.44x) is counted, on all
+// nine boards (cuDNN 5 to 7.6, fp32 and fp16) and on the H200 (cuDNN 9, fp32, TF32 and bf16),
+// where one share of all strided data gradients had priced them 1.2-2.1x too slow against the
+// rest of their series; those of 1, 3 and 32 channels (C1 161x700 5x20/2, C3 224x224 7x7/2,
+// C32 79x341 5x10/2) run at 0.3-0.6 of it, the strided share's rate, on the same boards.
+constexpr double kPhaseSplitMinChannels = 64;
+
 // Whether `dtype` computes on matrix units (tensor cores, matrix cores) on `a`: a rate above
 // twice fp32's. Packed half2 SIMT math doubles fp32 at most (P100's fp16 is 2x its fp32), while
 // V100's tensor cores give 8x.
@@ -436,7 +449,13 @@ double body_as_s(const AcceleratorSpec& a, const Kernel& k, KernelClass cls) {
     const double wgrad = a.kernels.conv_weight_gradient[static_cast<std::size_t>(math)];
     if (conv_weight_gradient && wgrad > 0) eff *= wgrad;
     const double strided = a.kernels.conv_strided_data_gradient[static_cast<std::size_t>(math)];
-    if (k.strided_data_gradient && cls == KernelClass::conv && strided > 0) eff *= strided;
+    const double phases = a.kernels.conv_phase_split_data_gradient[static_cast<std::size_t>(math)];
+    if (k.strided_data_gradient && cls == KernelClass::conv) {
+      if (phases > 0 && k.strided_tap_waste > 0 && k.input_channels >= kPhaseSplitMinChannels)
+        eff *= phases / k.strided_tap_waste;
+      else if (strided > 0)
+        eff *= strided;
+    }
     const auto d = static_cast<std::size_t>(math);
     const double unaligned = k.sub_word_aligned && a.kernels.sub_word_aligned_gemm[d] > 0
                                  ? a.kernels.sub_word_aligned_gemm[d]

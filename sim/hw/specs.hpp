@@ -138,6 +138,14 @@ struct KernelEfficiency {
   // kernels do part of that zero work. 0 where the profile gives none (priced as any
   // convolution).
   std::array<double, kDtypeCount> conv_strided_data_gradient{};
+  // Per dtype: the fraction of the convolutions' efficiency that the library's data gradients of
+  // strided convolutions reach where they skip the inserted zeros: a filter at least as long as
+  // its stride on both axes and at least kPhaseSplitMinChannels input channels
+  // (kernel_model.cpp). Such a gradient splits into stride_h x stride_w phases, each a stride-1
+  // convolution with ceil(R / stride) x ceil(S / stride) of the filter's taps, the missing ones
+  // zero (Kernel::strided_tap_waste). 0 where the profile gives none (conv_strided_data_gradient
+  // prices them all).
+  std::array<double, kDtypeCount> conv_phase_split_data_gradient{};
   // Per dtype: the fraction of the GEMM efficiency that the library's GEMMs reach on matrix
   // units when an operand's stride (Kernel::unaligned: for a linear layer its input or output
   // features, never its rows) is not a whole number of 16-byte vectors. Hopper's cuBLAS kernels

@@ -144,6 +144,11 @@ HOSTILE("kernels profile whose strided data-gradient share is 0",
         {"profiles", "list", "--profile-dir", "@/"}, 2,
         {"@/kernels/arch.json: conv_strided_data_gradient.fp16: value 0 must be in (0, 1]"},
         {{"kernels/arch.json", kernels_profile("\"conv_strided_data_gradient\": {\"fp16\": 0}")}})
+HOSTILE("kernels profile whose phase-split data-gradient share is above 1",
+        {"profiles", "list", "--profile-dir", "@/"}, 2,
+        {"@/kernels/arch.json: conv_phase_split_data_gradient.fp32: value 1.5 must be in (0, 1]"},
+        {{"kernels/arch.json",
+          kernels_profile("\"conv_phase_split_data_gradient\": {\"fp32\": 1.5}")}})
 HOSTILE("kernels profile whose unaligned-GEMM share is above 1",
         {"profiles", "list", "--profile-dir", "@/"}, 2,
         {"@/kernels/arch.json: unaligned_gemm.bf16: value 2 must be in (0, 1]"},

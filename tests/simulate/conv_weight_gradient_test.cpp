@@ -143,6 +143,42 @@ TEST_CASE("strided convolutions' data gradients take the profile's share of conv
   CHECK(ampere.kernels.conv_strided_data_gradient[static_cast<std::size_t>(Dtype::fp32)] == 0);
 }
 
+TEST_CASE("strided data gradients of filters as long as their stride run in stride phases") {
+  const auto lib = trainsim::cli::load_profile_library({});
+  const auto waste = [](const trainsim::models::Conv2d& spec, std::vector<std::int64_t> input) {
+    return conv("conv dgrad", spec, std::move(input)).strided_tap_waste;
+  };
+  // Each phase of a 5x5 stride-2 filter has ceil(5 / 2)^2 = 9 taps, four phases 36 of 25.
+  CHECK(waste(trainsim::models::conv_spec(128, 5, 2, 2), {64, 80, 350}) == Approx(36.0 / 25));
+  CHECK(waste(trainsim::models::conv_spec(64, 7, 2, 3), {64, 224, 224}) == Approx(64.0 / 49));
+  CHECK(waste(trainsim::models::conv_spec(64, 3, 2, 1), {64, 56, 56}) == Approx(16.0 / 9));
+  // A 1x1 stride-2 filter leaves three phases without taps, and unstrided ones have none.
+  CHECK(waste(trainsim::models::conv_spec(512, 1, 2, 0), {256, 56, 56}) == 0);
+  CHECK(waste(trainsim::models::conv_spec(256, 3, 1, 1), {256, 28, 28}) == 0);
+  // Grouped (depthwise) ones keep the strided share.
+  auto depthwise = trainsim::models::conv_spec(64, 3, 2, 1);
+  depthwise.groups = 64;
+  CHECK(waste(depthwise, {64, 56, 56}) == 0);
+
+  // Priced at the phase share over that rounding on 64 or more input channels, at the strided
+  // share below (DeepBench's C32 79x341 5x10/2 data gradients run at the latter's rate).
+  const auto& p100 = lib.accelerator("p100-sxm2-16gb", "test");
+  const auto d = static_cast<std::size_t>(Dtype::fp32);
+  const double phases = p100.kernels.conv_phase_split_data_gradient[d];
+  const double strided = p100.kernels.conv_strided_data_gradient[d];
+  REQUIRE(phases > strided);
+  const auto spec = trainsim::models::conv_spec(128, 5, 2, 2);
+  for (const std::int64_t channels : {32, 64}) {
+    const KernelSpec dgrad = conv("conv dgrad", spec, {channels, 80, 350});
+    KernelSpec unstrided = dgrad;
+    unstrided.strided_data_gradient = false;
+    unstrided.strided_tap_waste = 0;
+    const double share = channels >= 64 ? phases / dgrad.strided_tap_waste : strided;
+    CHECK(body_s(lib, "p100-sxm2-16gb", dgrad) ==
+          Approx(body_s(lib, "p100-sxm2-16gb", unstrided) / share).epsilon(1e-9));
+  }
+}
+
 TEST_CASE("weight gradients stream their operands at the profile's share of bandwidth") {
   const auto lib = trainsim::cli::load_profile_library({});
   const auto& p100 = lib.accelerator("p100-sxm2-16gb", "test");
