@@ -130,8 +130,9 @@ void show_kernels(std::ostream& os, const sim::KernelEfficiency& k) {
             k.conv_weight_gradient_bandwidth);
   per_dtype("data gradients of strided convolutions at this fraction of conv's efficiency:",
             k.conv_strided_data_gradient);
-  per_dtype("of those, split into stride phases (filter >= stride, >= 64 channels), at this fraction:",
-            k.conv_phase_split_data_gradient);
+  per_dtype(
+      "of those, split into stride phases (filter >= stride, >= 64 channels), at this fraction:",
+      k.conv_phase_split_data_gradient);
   per_dtype("GEMMs on matrix units with a dimension not a whole 16-byte vector at this fraction:",
             k.unaligned_gemm);
   per_dtype("of those, with a stride not a whole 4-byte word (no cp.async) at this fraction:",
