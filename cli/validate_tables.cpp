@@ -190,10 +190,13 @@ std::vector<ValidationPoint> deepbench_gemm(const sim::ProfileLibrary& lib, Kern
     // Both operands MN-major: each strided along K. Column-major (DeepBench): op(A) untransposed
     // (M contiguous) and op(B) transposed (N contiguous); row-major torch.mm (the H200 rows): A
     // a transposed view (M contiguous) and B as stored (N contiguous).
-    g.mn_major_operands = group == KernelRows::h200 ? ta && !tb : !ta && tb;
+    const bool mn_major = group == KernelRows::h200 ? ta && !tb : !ta && tb;
     // Both K-major: column-major op(A) transposed and op(B) not (cuBLAS's "TN"); row-major A as
     // stored and B a transposed view.
-    g.k_major_operands = group == KernelRows::h200 ? !ta && tb : ta && !tb;
+    const bool k_major = group == KernelRows::h200 ? !ta && tb : ta && !tb;
+    g.operands = mn_major  ? sim::GemmOperands::both_mn_major
+                 : k_major ? sim::GemmOperands::both_k_major
+                           : sim::GemmOperands::mixed;
     p.predicted = 1e3 * sim::kernel_time_s(k->accelerator, g);
     out.push_back(p);
   });

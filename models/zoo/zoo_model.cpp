@@ -89,7 +89,7 @@ sim::Kernel instantiate(const KernelSpec& k, double batch, sim::Dtype dtype) {
   out.whole_k = k.whole_k;
   out.recurrent_data_gradient = k.recurrent_data_gradient;
   out.pointwise_gemm = k.pointwise_gemm;
-  out.k_major_operands = k.k_major_operands;
+  if (k.k_major_operands) out.operands = sim::GemmOperands::both_k_major;
   out.input_channels = k.input_channels;
   out.row_elements = k.row_elements;
   out.transpose_elements = k.transpose_act_elements * batch + k.transpose_param_elements;
@@ -105,8 +105,10 @@ sim::Kernel instantiate(const KernelSpec& k, double batch, sim::Dtype dtype) {
   // feature-contiguous rows: both MN-major. A convolution's weight gradient is such a GEMM where
   // its library hands it to the BLAS library (channels-last pointwise ones:
   // sim/hw/kernel_model.cpp, runs_as_gemm).
-  out.mn_major_operands = (k.cls == sim::KernelClass::gemm || k.cls == sim::KernelClass::conv) &&
-                          k.batch_dim == BatchDim::k;
+  if ((k.cls == sim::KernelClass::gemm || k.cls == sim::KernelClass::conv) &&
+      k.batch_dim == BatchDim::k) {
+    out.operands = sim::GemmOperands::both_mn_major;
+  }
   switch (k.batch_dim) {
     case BatchDim::none:
       break;

@@ -144,6 +144,17 @@ std::array<double, kDtypeCount> read_per_dtype(JsonReader& r, Bound bound) {
   return out;
 }
 
+// A duration per dtype (a quantity string such as "3.05 us"), 0 for the dtypes it leaves out.
+std::array<double, kDtypeCount> read_seconds_per_dtype(JsonReader& r) {
+  std::array<double, kDtypeCount> out{};
+  for (Dtype d : kAllDtypes) {
+    out[static_cast<std::size_t>(d)] =
+        r.quantity_or(dtype_name(d), Dimension::seconds, Bound::non_negative, 0);
+  }
+  r.done();
+  return out;
+}
+
 }  // namespace
 
 KernelEfficiency read_kernels(JsonReader& r) {
@@ -214,20 +225,10 @@ KernelEfficiency read_kernels(JsonReader& r) {
     k.mn_major_gemm = read_per_dtype(*mn_major, Bound::unit_interval);
   if (auto k_major = r.optional_object("k_major_simt_bandwidth"))
     k.k_major_simt_bandwidth = read_per_dtype(*k_major, Bound::unit_interval);
-  if (auto latency = r.optional_object("conv_latency")) {
-    for (Dtype d : kAllDtypes) {
-      k.conv_latency_s[static_cast<std::size_t>(d)] =
-          latency->quantity_or(dtype_name(d), Dimension::seconds, Bound::non_negative, 0);
-    }
-    latency->done();
-  }
-  if (auto latency = r.optional_object("gemm_latency")) {
-    for (Dtype d : kAllDtypes) {
-      k.gemm_latency_s[static_cast<std::size_t>(d)] =
-          latency->quantity_or(dtype_name(d), Dimension::seconds, Bound::non_negative, 0);
-    }
-    latency->done();
-  }
+  if (auto latency = r.optional_object("conv_latency"))
+    k.conv_latency_s = read_seconds_per_dtype(*latency);
+  if (auto latency = r.optional_object("gemm_latency"))
+    k.gemm_latency_s = read_seconds_per_dtype(*latency);
   k.winograd_nonfused_weight_gradient_only =
       r.boolean_or("winograd_nonfused_weight_gradient_only", false);
   k.dilated_conv_tensor_cores = r.boolean_or("dilated_conv_tensor_cores", true);

@@ -36,6 +36,20 @@ const char* kernel_class_name(KernelClass c);
 // recurrent); false for the memory-bound ones.
 bool is_compute_class(KernelClass c);
 
+// How a GEMM's two operands lie in memory against its reduction (K).
+enum class GemmOperands {
+  // One K-major and one MN-major, or a layout the model prices no differently (cuBLAS's "NN").
+  mixed,
+  // Both MN-major: it reduces over the dimension that both store strided, as a weight gradient
+  // reduces over the rows of activations stored feature-contiguous (dW = dY^T X). Priced at the
+  // GEMM efficiency times KernelEfficiency::mn_major_gemm.
+  both_mn_major,
+  // Both K-major: each stored contiguous along the reduction, as a linear layer's input rows and
+  // weight rows are in its forward pass (cuBLAS's "TN" over column-major operands). On SIMT math
+  // its operands stream at KernelEfficiency::k_major_simt_bandwidth of the memory rate.
+  both_k_major,
+};
+
 // The arithmetic a memory-bound kernel does per element where it is heavy enough to bound the
 // kernel on the SMs' instruction issue instead of DRAM: PyTorch computes 16-bit pointwise and row
 // ops in fp32 (aten/src/ATen/OpMathType.h, opmath_type: float for Half and BFloat16), so such an
@@ -123,15 +137,8 @@ struct Kernel {
   // Of those, one whose stride is not even a whole number of 4-byte words (an odd number of
   // 16-bit elements): priced at KernelEfficiency::sub_word_aligned_gemm instead, where given.
   bool sub_word_aligned = false;
-  // A GEMM both of whose operands are MN-major: it reduces over the dimension that both store
-  // strided, as a weight gradient reduces over the rows of activations stored feature-contiguous
-  // (dW = dY^T X). Priced at the GEMM efficiency times KernelEfficiency::mn_major_gemm.
-  bool mn_major_operands = false;
-  // A GEMM both of whose operands are K-major: each stored contiguous along the reduction, as a
-  // linear layer's input rows and weight rows are in its forward pass (cuBLAS's "TN" over
-  // column-major operands). On SIMT math its operands stream at
-  // KernelEfficiency::k_major_simt_bandwidth of the memory rate.
-  bool k_major_operands = false;
+  // How a GEMM's two operands are stored against its reduction (GemmOperands).
+  GemmOperands operands = GemmOperands::mixed;
   // A dilated convolution (dilation > 1): libraries may lack tensor-core algorithms for it
   // (KernelEfficiency::dilated_conv_tensor_cores; kernel_model.cpp, math_dtype).
   bool dilated = false;

@@ -400,7 +400,7 @@ double narrow_batch_step_s(const AcceleratorSpec& a, const Kernel& k) {
 // padding. The forward and data gradient are one GEMM in either layout. The weight gradient is
 // one only over channels-last tensors: dW[K x C] = dY^T X reduces over every row of the N x P x
 // Q by K and N x P x Q by C matrices, both MN-major, as a linear layer's weight gradient does
-// (Kernel::mn_major_operands). Over NCHW each sample's [K x PQ] and [C x PQ] planes are a GEMM of
+// (GemmOperands::both_mn_major). Over NCHW each sample's [K x PQ] and [C x PQ] planes are a GEMM of
 // their own, and cuDNN sums the samples' partial filter gradients in its own wgrad kernels
 // (reduce_wgrad_nchw_helper, 27 launches in this project's H200 TF32 ResNet-50 step). Its bf16
 // step, channels-last, runs 26 of its 53 weight gradients in cuDNN's wgrad kernels and launches
@@ -463,7 +463,7 @@ double body_as_s(const AcceleratorSpec& a, const Kernel& k, KernelClass cls) {
     if (cls == KernelClass::gemm && k.unaligned && unaligned > 0 && matrix_unit_math(a, math))
       eff *= unaligned;
     const double mn_major = a.kernels.mn_major_gemm[d];
-    if (cls == KernelClass::gemm && k.mn_major_operands && mn_major > 0 &&
+    if (cls == KernelClass::gemm && k.operands == GemmOperands::both_mn_major && mn_major > 0 &&
         matrix_unit_math(a, math))
       eff *= mn_major;
     if (!peak || eff <= 0) {
@@ -483,7 +483,8 @@ double body_as_s(const AcceleratorSpec& a, const Kernel& k, KernelClass cls) {
   // A SIMT GEMM of two K-major operands streams them at a share of that
   // (KernelEfficiency::k_major_simt_bandwidth): its tiles' loads are short runs, one per row.
   if (const double share = a.kernels.k_major_simt_bandwidth[static_cast<std::size_t>(math)];
-      cls == KernelClass::gemm && k.k_major_operands && share > 0 && !matrix_unit_math(a, math)) {
+      cls == KernelClass::gemm && k.operands == GemmOperands::both_k_major && share > 0 &&
+      !matrix_unit_math(a, math)) {
     memory_s /= share;
   }
   // A weight gradient's blocks stream x and dy at a share of that

@@ -162,7 +162,7 @@ struct KernelEfficiency {
   // none (priced at unaligned_gemm).
   std::array<double, kDtypeCount> sub_word_aligned_gemm{};
   // Per dtype: the fraction of the GEMM efficiency that the library's GEMMs on matrix units reach
-  // when both operands are MN-major (Kernel::mn_major_operands). Hopper's wgmma reads its B
+  // when both operands are MN-major (GemmOperands::both_mn_major). Hopper's wgmma reads its B
   // operand from shared memory and, for TF32 (as for 8-bit types), only K-major: the transpose
   // qualifiers are for 16-bit types alone (PTX ISA, wgmma.mma_async, imm-trans-a and
   // imm-trans-b). One MN-major operand can be made the A operand, which may come from registers;
@@ -170,7 +170,7 @@ struct KernelEfficiency {
   // profile gives none (one efficiency whatever the layout).
   std::array<double, kDtypeCount> mn_major_gemm{};
   // Per dtype: the share of DRAM bandwidth at which the library's SIMT GEMMs (not on matrix
-  // units) stream their operands when both are K-major (Kernel::k_major_operands: cuBLAS's "TN",
+  // units) stream their operands when both are K-major (GemmOperands::both_k_major: cuBLAS's "TN",
   // a linear layer's forward). SIMT GEMM kernels stage a tile of each operand that spans the
   // output side (M or N) and a few steps of K: a 128 x 8 tile of an M-major operand is eight
   // runs of 512 contiguous bytes, of a K-major one 128 runs of 32 bytes, each in a different

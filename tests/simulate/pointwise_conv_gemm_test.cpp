@@ -64,7 +64,7 @@ TEST_CASE("Hopper prices pointwise convolutions' forward and data gradient as GE
     // Over channels-last tensors it is one GEMM of two MN-major operands, which cuDNN and
     // PyTorch's autotuner take where it is the faster.
     wgrad.channels_first = false;
-    REQUIRE(wgrad.mn_major_operands);
+    REQUIRE(wgrad.operands == trainsim::sim::GemmOperands::both_mn_major);
     const auto gemm = as_gemm(wgrad);
     const double as_gemm_s = trainsim::sim::kernel_time_s(h200, gemm);
     const double as_conv_s = trainsim::sim::kernel_time_s(without, wgrad);

@@ -141,9 +141,12 @@ TEST_CASE("a weight gradient's GEMM reads both operands MN-major: TF32 on Hopper
   // MN-major. The forward (X W^T) and data gradient (dY W) have at most one.
   const std::vector<KernelSpec> ks = linear_kernels(4096, 2560, 2560);
   REQUIRE(ks.size() == 3);
-  CHECK_FALSE(trainsim::models::instantiate(ks.at(0), 1, Dtype::tf32).mn_major_operands);
-  CHECK_FALSE(trainsim::models::instantiate(ks.at(1), 1, Dtype::tf32).mn_major_operands);
-  CHECK(trainsim::models::instantiate(ks.at(2), 1, Dtype::tf32).mn_major_operands);
+  CHECK(trainsim::models::instantiate(ks.at(0), 1, Dtype::tf32).operands !=
+        trainsim::sim::GemmOperands::both_mn_major);
+  CHECK(trainsim::models::instantiate(ks.at(1), 1, Dtype::tf32).operands !=
+        trainsim::sim::GemmOperands::both_mn_major);
+  CHECK(trainsim::models::instantiate(ks.at(2), 1, Dtype::tf32).operands ==
+        trainsim::sim::GemmOperands::both_mn_major);
 
   const auto lib = trainsim::cli::load_profile_library({});
   const auto h200 = lib.accelerator("h200", "test");
@@ -155,7 +158,7 @@ TEST_CASE("a weight gradient's GEMM reads both operands MN-major: TF32 on Hopper
   for (const Dtype dtype : {Dtype::tf32, Dtype::bf16, Dtype::fp32}) {
     trainsim::sim::Kernel k_major = trainsim::models::instantiate(ks.at(0), 1, dtype);
     trainsim::sim::Kernel mn_major = k_major;
-    mn_major.mn_major_operands = true;
+    mn_major.operands = trainsim::sim::GemmOperands::both_mn_major;
     const double latency_s = h200.kernels.gemm_latency_s[static_cast<std::size_t>(dtype)];
     const double k_major_s = trainsim::sim::kernel_body_s(h200, k_major) - latency_s;
     const double mn_major_s = trainsim::sim::kernel_body_s(h200, mn_major) - latency_s;
@@ -171,7 +174,7 @@ TEST_CASE("a weight gradient's GEMM reads both operands MN-major: TF32 on Hopper
   nn.gemm = {2560, 7000, 2560, 1};
   nn.flops = 2.0 * 2560 * 7000 * 2560;
   trainsim::sim::Kernel tn = nn;
-  tn.mn_major_operands = true;
+  tn.operands = trainsim::sim::GemmOperands::both_mn_major;
   CHECK(trainsim::sim::kernel_time_s(h200, tn) / trainsim::sim::kernel_time_s(h200, nn) ==
         Approx(0.3857 / 0.2922).epsilon(0.1));
 }
@@ -181,16 +184,19 @@ TEST_CASE("SIMT GEMMs of two K-major operands stream them at a share of the memo
   // K-major (cuBLAS's "TN"). Its data and weight gradients have one K-major operand or none.
   const std::vector<KernelSpec> ks = linear_kernels(8448, 2816, 16);
   REQUIRE(ks.size() == 3);
-  CHECK(trainsim::models::instantiate(ks.at(0), 1, Dtype::fp32).k_major_operands);
-  CHECK_FALSE(trainsim::models::instantiate(ks.at(1), 1, Dtype::fp32).k_major_operands);
-  CHECK_FALSE(trainsim::models::instantiate(ks.at(2), 1, Dtype::fp32).k_major_operands);
+  CHECK(trainsim::models::instantiate(ks.at(0), 1, Dtype::fp32).operands ==
+        trainsim::sim::GemmOperands::both_k_major);
+  CHECK(trainsim::models::instantiate(ks.at(1), 1, Dtype::fp32).operands !=
+        trainsim::sim::GemmOperands::both_k_major);
+  CHECK(trainsim::models::instantiate(ks.at(2), 1, Dtype::fp32).operands !=
+        trainsim::sim::GemmOperands::both_k_major);
 
   const auto lib = trainsim::cli::load_profile_library({});
   const auto v100 = lib.accelerator("v100-sxm2-16gb", "test");
   const auto ratio = [&](const KernelSpec& spec, Dtype dtype) {
     trainsim::sim::Kernel tn = trainsim::models::instantiate(spec, 1, dtype);
     trainsim::sim::Kernel nn = tn;
-    nn.k_major_operands = false;
+    nn.operands = trainsim::sim::GemmOperands::mixed;
     return trainsim::sim::kernel_time_s(v100, tn) / trainsim::sim::kernel_time_s(v100, nn);
   };
   // DeepBench's V100 fp32 GEMM M 8448 x N 16 x K 2816 (results/train, DeepBench_NV_V100.xlsx):
@@ -207,6 +213,6 @@ TEST_CASE("SIMT GEMMs of two K-major operands stream them at a share of the memo
   const auto h200 = lib.accelerator("h200", "test");
   trainsim::sim::Kernel tn = trainsim::models::instantiate(ks.at(0), 1, Dtype::fp32);
   trainsim::sim::Kernel nn = tn;
-  nn.k_major_operands = false;
+  nn.operands = trainsim::sim::GemmOperands::mixed;
   CHECK(trainsim::sim::kernel_time_s(h200, tn) == trainsim::sim::kernel_time_s(h200, nn));
 }
