@@ -118,8 +118,10 @@ struct Kernel {
   // the taps past the filter's edge zero, so ceil(R / stride_h) stride_h / R x
   // ceil(S / stride_w) stride_w / S (1.44 for 5x5 stride 2, 1.31 for 7x7, 1.78 for 3x3). 0 for a
   // filter shorter than its stride on either axis (a 1x1 stride-2 convolution: three of its
-  // four phases have no taps) or an unstrided one. Priced by
-  // KernelEfficiency::conv_phase_split_data_gradient where the profile gives it.
+  // four phases have no taps), an unstrided one, and grouped or dilated ones (no evidence for
+  // them: models/zoo/net_builder.cpp). Priced by KernelEfficiency::conv_phase_split_data_gradient
+  // where the profile gives it and the input has enough channels (kernel_model.cpp,
+  // kPhaseSplitMinChannels).
   double strided_tap_waste = 0;
   // A GEMM its library runs with one thread block per output tile over the whole reduction, never
   // splitting K across blocks (cuDNN's RNN weight gradient: kernel_model.cpp, kernel_body_s; the
