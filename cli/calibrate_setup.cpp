@@ -152,9 +152,10 @@ std::vector<std::string> overrides_for(const CalibrationSetup& setup, std::size_
 bool is_kernels_fraction(const std::string& path) {
   const auto starts = [&](const char* prefix) { return path.rfind(prefix, 0) == 0; };
   return starts("compute.") || starts("memory.") || starts("conv_weight_gradient.") ||
-         starts("conv_weight_gradient_bandwidth.") || starts("conv_strided_data_gradient.") ||
-         starts("conv_phase_split_data_gradient.") || starts("unaligned_gemm.") ||
-         path == "gemm_tile.half_tile_throughput" || path == "gemm_tile.conv_half_tile_throughput";
+         starts("conv_weight_gradient_input_load.") || starts("conv_weight_gradient_bandwidth.") ||
+         starts("conv_strided_data_gradient.") || starts("conv_phase_split_data_gradient.") ||
+         starts("unaligned_gemm.") || path == "gemm_tile.half_tile_throughput" ||
+         path == "gemm_tile.conv_half_tile_throughput";
 }
 
 // A number, or a quantity string in any dimension the profiles use, in SI base units.

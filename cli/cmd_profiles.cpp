@@ -126,6 +126,8 @@ void show_kernels(std::ostream& os, const sim::KernelEfficiency& k) {
   }
   per_dtype("weight-gradient convolutions at this fraction of conv's efficiency:",
             k.conv_weight_gradient);
+  per_dtype("of those, divided by 1 + this over the filter taps per loaded input element:",
+            k.conv_weight_gradient_input_load);
   per_dtype("weight-gradient convolutions stream their operands at this fraction of DRAM's rate:",
             k.conv_weight_gradient_bandwidth);
   per_dtype("data gradients of strided convolutions at this fraction of conv's efficiency:",

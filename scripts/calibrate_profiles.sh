@@ -58,6 +58,7 @@ if [ "$stage" = all ] || [ "$stage" = kernels ]; then
   # pull the shared tile and K-loop values where conv and LSTM fit worse, 27.3% and 30.3%).
   step volta_conv32 deepbench_conv 'v100-sxm2-16gb fp32' kernels/nvidia-volta:compute.conv.fp32 \
     kernels/nvidia-volta:winograd_gain.fp32 kernels/nvidia-volta:conv_weight_gradient.fp32 \
+    kernels/nvidia-volta:conv_weight_gradient_input_load.fp32 \
     kernels/nvidia-volta:conv_strided_data_gradient.fp32
   # (Volta's fp16 conv_weight_gradient, freed with these, runs into its bound 1: the profile gives
   # none in fp16.)
@@ -77,7 +78,8 @@ if [ "$stage" = all ] || [ "$stage" = kernels ] || [ "$stage" = kernels2 ]; then
     kernels/nvidia-pascal:gemm_tile.half_tile_throughput \
     accelerator/p100-sxm2-16gb:kernel_launch_overhead accelerator/gtx-1080-ti:kernel_launch_overhead
   step pascal_conv deepbench_conv '(p100-sxm2-16gb|gtx-1080-ti) fp32' kernels/nvidia-pascal:compute.conv.fp32 \
-    kernels/nvidia-pascal:winograd_gain.fp32 kernels/nvidia-pascal:conv_weight_gradient.fp32
+    kernels/nvidia-pascal:winograd_gain.fp32 kernels/nvidia-pascal:conv_weight_gradient.fp32 \
+    kernels/nvidia-pascal:conv_weight_gradient_input_load.fp32
   # (gemm_tile.narrow_operand.tile is discrete: chosen by hand over the tiles the search tries,
   # 32, 64 and 128, on the same rows' calibration-half MAPE; nvidia-pascal.json lists them.)
   step pascal_lstm deepbench_lstm '(p100-sxm2-16gb|gtx-1080-ti)' \
@@ -89,7 +91,8 @@ if [ "$stage" = all ] || [ "$stage" = kernels ] || [ "$stage" = kernels2 ]; then
   # (Turing's fused winograd_gain, freed with these, runs below 1 once nonfused Winograd is
   # priced: the profile gives none.)
   step turing_conv32 deepbench_conv 't4 fp32' kernels/nvidia-turing:compute.conv.fp32 \
-    kernels/nvidia-turing:conv_weight_gradient.fp32 kernels/nvidia-turing:conv_strided_data_gradient.fp32
+    kernels/nvidia-turing:conv_weight_gradient.fp32 kernels/nvidia-turing:conv_weight_gradient_input_load.fp32 \
+    kernels/nvidia-turing:conv_strided_data_gradient.fp32
   step turing_conv16 deepbench_conv 't4 fp16' kernels/nvidia-turing:compute.conv.fp16 \
     kernels/nvidia-turing:conv_weight_gradient.fp16 kernels/nvidia-turing:conv_strided_data_gradient.fp16
   # (Pascal's conv_strided_data_gradient, freed with pascal_conv's values, runs into its bound 1,

@@ -371,6 +371,9 @@ Tensor NetBuilder::conv2d(const Tensor& in, const Conv2d& s) {
                 {c_out_g, c_in_g, 0, static_cast<double>(h), static_cast<double>(w)}, BatchDim::k),
       in.elements() + out_elems, weights);
   wgrad.weight_gradient = true;
+  // The filter taps over each input element it loads (sim::Kernel::input_tap_reuse).
+  wgrad.input_tap_reuse = std::max(1.0, static_cast<double>(s.kernel_h * s.kernel_w) /
+                                            static_cast<double>(s.stride_h * s.stride_w));
   bwd(wgrad);
   save(in);
   return out;

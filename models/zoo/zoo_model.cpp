@@ -86,6 +86,7 @@ sim::Kernel instantiate(const KernelSpec& k, double batch, sim::Dtype dtype) {
   out.dilated = k.dilated;
   out.strided_data_gradient = k.strided_data_gradient;
   out.strided_tap_waste = k.strided_tap_waste;
+  out.input_tap_reuse = k.input_tap_reuse;
   out.whole_k = k.whole_k;
   out.recurrent_data_gradient = k.recurrent_data_gradient;
   out.pointwise_gemm = k.pointwise_gemm;

@@ -79,6 +79,7 @@ struct KernelSpec {
   bool dilated = false;          // a dilated convolution (sim::Kernel's flag)
   bool strided_data_gradient = false;  // a strided convolution's data gradient (sim::Kernel's)
   double strided_tap_waste = 0;        // its phases' taps over the filter's (sim::Kernel's)
+  double input_tap_reuse = 0;          // a weight gradient's taps per input element (sim::Kernel's)
   bool whole_k = false;  // a GEMM whose library never splits its reduction (sim::Kernel's)
   bool recurrent_data_gradient = false;  // a recurrent step's data gradient (sim::Kernel's)
   bool k_major_operands = false;         // a GEMM of two K-major operands (sim::Kernel's flag)

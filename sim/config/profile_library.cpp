@@ -211,6 +211,8 @@ KernelEfficiency read_kernels(JsonReader& r) {
     k.winograd_gain = read_per_dtype(*wino, Bound::positive);
   if (auto wgrad = r.optional_object("conv_weight_gradient"))
     k.conv_weight_gradient = read_per_dtype(*wgrad, Bound::unit_interval);
+  if (auto load = r.optional_object("conv_weight_gradient_input_load"))
+    k.conv_weight_gradient_input_load = read_per_dtype(*load, Bound::positive);
   if (auto wgrad_bw = r.optional_object("conv_weight_gradient_bandwidth"))
     k.conv_weight_gradient_bandwidth = read_per_dtype(*wgrad_bw, Bound::unit_interval);
   if (auto strided = r.optional_object("conv_strided_data_gradient"))

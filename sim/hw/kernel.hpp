@@ -123,6 +123,13 @@ struct Kernel {
   // where the profile gives it and the input has enough channels (kernel_model.cpp,
   // kPhaseSplitMinChannels).
   double strided_tap_waste = 0;
+  // A weight gradient's filter taps served by one loaded input element: R x S / (stride_h x
+  // stride_w), at least 1 (a 1x1 filter's, or a strided one's whose taps do not overlap). Its
+  // output columns are the C x R x S taps; an input element lies under R x S taps of a stride-1
+  // filter and R x S / stride^2 of a strided one, so a tile loads that many times fewer input
+  // elements per multiply-add than a 1x1 filter's (KernelEfficiency::
+  // conv_weight_gradient_input_load). 0 where not given (priced as 1).
+  double input_tap_reuse = 0;
   // A GEMM its library runs with one thread block per output tile over the whole reduction, never
   // splitting K across blocks (cuDNN's RNN weight gradient: kernel_model.cpp, kernel_body_s; the
   // deterministic backward-filter ALGO_1 that DeepBench's tensor-core build forces:

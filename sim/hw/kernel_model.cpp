@@ -448,6 +448,11 @@ double body_as_s(const AcceleratorSpec& a, const Kernel& k, KernelClass cls) {
     double eff = a.kernels.effective_compute(cls, math);
     const double wgrad = a.kernels.conv_weight_gradient[static_cast<std::size_t>(math)];
     if (conv_weight_gradient && wgrad > 0) eff *= wgrad;
+    // Its input operand's loads, shared by the filter taps that cover each input element
+    // (KernelEfficiency::conv_weight_gradient_input_load, Kernel::input_tap_reuse): a 1x1
+    // filter's cost the most, a 5x5 one's a 25th of that.
+    const double load = a.kernels.conv_weight_gradient_input_load[static_cast<std::size_t>(math)];
+    if (conv_weight_gradient && load > 0) eff /= 1 + load / std::max(1.0, k.input_tap_reuse);
     const double strided = a.kernels.conv_strided_data_gradient[static_cast<std::size_t>(math)];
     const double phases = a.kernels.conv_phase_split_data_gradient[static_cast<std::size_t>(math)];
     if (k.strided_data_gradient && cls == KernelClass::conv) {

@@ -29,7 +29,9 @@
 //   (weight gradients alone where winograd_nonfused_weight_gradient_only: cuDNN 9 on Hopper);
 //   the algorithm that finishes first is taken;
 //   weight gradients and strided data gradients run at the profile's shares of eff (its
-//   conv_weight_gradient, conv_strided_data_gradient); dilated ones compute in fp32 where the
+//   conv_weight_gradient, conv_strided_data_gradient), weight gradients further divided by
+//   1 + conv_weight_gradient_input_load / (the filter taps that share each loaded input
+//   element: R x S / stride^2, Kernel::input_tap_reuse); dilated ones compute in fp32 where the
 //   library has no tensor-core algorithm for them (math_dtype below); on matrix units their
 //   channel counts are padded to whole 16-byte vectors (8 fp16, 4 tf32 elements), which a
 //   1- or 3-channel first layer pays for in full.

@@ -118,6 +118,14 @@ struct KernelEfficiency {
   // split worse than forward and data-gradient ones; 0 where the profile gives none (priced as
   // forward).
   std::array<double, kDtypeCount> conv_weight_gradient{};
+  // Per dtype: what loading the input operand costs a weight-gradient kernel of a 1x1 filter,
+  // relative to its math. The backward-filter GEMM's columns are the filter's C x R x S taps,
+  // and one loaded input element serves the R x S taps that cover it
+  // (Kernel::input_tap_reuse), so the cost per multiply-add falls as the filter grows: the
+  // efficiency is divided by 1 + this / input_tap_reuse (kernel_model.cpp, body_as_s).
+  // DeepBench's SIMT weight gradients of 5x5 filters run at the forward's efficiency while 1x1
+  // ones run at 0.55-0.75 of it on every board. 0 where the profile gives none.
+  std::array<double, kDtypeCount> conv_weight_gradient_input_load{};
   // Per dtype: the fraction of a convolution's streaming bandwidth (the copy-class DRAM
   // bandwidth) that the library's weight-gradient kernels draw while they read the input and the
   // output gradient. A backward-filter kernel's output is the small filter tensor, so its blocks

@@ -130,6 +130,11 @@ HOSTILE("kernels profile whose weight-gradient share is above 1",
         {"profiles", "list", "--profile-dir", "@/"}, 2,
         {"@/kernels/arch.json: conv_weight_gradient.fp32: value 1.5 must be in (0, 1]"},
         {{"kernels/arch.json", kernels_profile("\"conv_weight_gradient\": {\"fp32\": 1.5}")}})
+HOSTILE("kernels profile whose weight-gradient input-load cost is negative",
+        {"profiles", "list", "--profile-dir", "@/"}, 2,
+        {"@/kernels/arch.json: conv_weight_gradient_input_load.fp32: value -0.2 must be positive"},
+        {{"kernels/arch.json",
+          kernels_profile("\"conv_weight_gradient_input_load\": {\"fp32\": -0.2}")}})
 HOSTILE("kernels profile whose weight-gradient bandwidth share is 0",
         {"profiles", "list", "--profile-dir", "@/"}, 2,
         {"@/kernels/arch.json: conv_weight_gradient_bandwidth.fp32: value 0 must be in (0, 1]"},

@@ -60,10 +60,11 @@ TEST_CASE("weight-gradient convolutions take the profile's share of conv efficie
     return trainsim::sim::kernel_body_s(
         a, trainsim::models::instantiate(wgrad, 64, trainsim::sim::Dtype::fp32));
   };
-  // Pascal and Volta give a share in fp32 (calibrated on DeepBench's rows of each, about 0.73
-  // and 0.79): the compute-bound body takes up to 1 / share as long as without it (the split-K
-  // slices' sum, a kernel of its own, does not scale with the share).
-  for (const char* accelerator : {"p100-sxm2-16gb", "v100-sxm2-16gb"}) {
+  // Pascal and Turing give a share in fp32 (calibrated on DeepBench's rows of each, about 0.82
+  // and 0.64): the compute-bound body takes up to 1 / share as long as without it (the split-K
+  // slices' sum, a kernel of its own, does not scale with the share). (Volta's, refitted once the
+  // 1x1 filters' input loads were priced apart, runs at its bound 1.)
+  for (const char* accelerator : {"p100-sxm2-16gb", "t4"}) {
     INFO(accelerator);
     const auto& a = lib.accelerator(accelerator, "test");
     const double share = a.kernels.conv_weight_gradient[static_cast<std::size_t>(Dtype::fp32)];
@@ -78,6 +79,46 @@ TEST_CASE("weight-gradient convolutions take the profile's share of conv efficie
   // An architecture whose profile gives none prices weight gradients at conv's efficiency.
   const auto& ampere = lib.accelerator("a100-sxm4-40gb", "test");
   CHECK(ampere.kernels.conv_weight_gradient[static_cast<std::size_t>(Dtype::fp32)] == 0);
+}
+
+TEST_CASE("a weight gradient's input loads are shared by the filter taps over each element") {
+  // The filter taps that one input element serves: R x S for a stride-1 filter, R x S /
+  // stride^2 for a strided one, at least 1.
+  using trainsim::models::conv_spec;
+  CHECK(conv("conv wgrad", conv_spec(256, 1, 1, 0)).input_tap_reuse == 1);
+  CHECK(conv("conv wgrad").input_tap_reuse == 9);
+  CHECK(conv("conv wgrad", conv_spec(256, 5, 2, 2), {128, 40, 40}).input_tap_reuse == 6.25);
+  CHECK(conv("conv wgrad", conv_spec(256, 7, 2, 3), {128, 40, 40}).input_tap_reuse == 12.25);
+  CHECK(conv("conv wgrad", conv_spec(512, 1, 2, 0), {256, 56, 56}).input_tap_reuse == 1);
+  CHECK(conv("conv dgrad").input_tap_reuse == 0);  // weight gradients only
+  // Pascal's SIMT weight gradients pay 1 + load / reuse: a compute-bound 3x3 one (256 -> 256
+  // channels on 28x28) takes (1 + load) / (1 + load / 9) as long once its taps are taken to
+  // share nothing, up to the split-K sum and fill that do not scale with it.
+  const auto lib = trainsim::cli::load_profile_library({});
+  const auto& p100 = lib.accelerator("p100-sxm2-16gb", "test");
+  const double load =
+      p100.kernels.conv_weight_gradient_input_load[static_cast<std::size_t>(Dtype::fp32)];
+  CHECK(load > 0.1);
+  CHECK(load < 0.5);
+  KernelSpec three = conv("conv wgrad");
+  three.winograd_filter = 0;  // the implicit GEMM alone, no Winograd algorithm competing
+  KernelSpec unshared = three;
+  unshared.input_tap_reuse = 1;
+  const double ratio =
+      body_s(lib, "p100-sxm2-16gb", unshared) / body_s(lib, "p100-sxm2-16gb", three);
+  CHECK(ratio <= (1 + load) / (1 + load / 9) * (1 + 1e-12));
+  CHECK(ratio > 1 + 0.8 * (load - load / 9));
+  // Maxwell takes Pascal's value (the same maxwell_scudnn kernels); tensor-core weight gradients
+  // and Hopper's, whose fits ran into 0 or widened their series' errors, pay none.
+  CHECK(lib.accelerator("m40", "test")
+            .kernels.conv_weight_gradient_input_load[static_cast<std::size_t>(Dtype::fp32)] ==
+        load);
+  CHECK(lib.accelerator("v100-sxm2-16gb", "test")
+            .kernels.conv_weight_gradient_input_load[static_cast<std::size_t>(Dtype::fp16)] == 0);
+  CHECK(lib.accelerator("t4", "test")
+            .kernels.conv_weight_gradient_input_load[static_cast<std::size_t>(Dtype::fp16)] == 0);
+  CHECK(lib.accelerator("h200", "test")
+            .kernels.conv_weight_gradient_input_load[static_cast<std::size_t>(Dtype::fp32)] == 0);
 }
 
 TEST_CASE("only weight-gradient convolutions split their reduction") {
@@ -197,14 +238,14 @@ TEST_CASE("weight gradients stream their operands at the profile's share of band
   // bandwidth is 1.5x lower and FLOP rate higher. Priced at the streaming rate it follows the
   // FLOPs; at the profile's share it follows the bandwidth (the share is fitted on all of the two
   // boards' convolution rows): the GTX 1080 Ti's within 15% of its row. The P100's, its 64 x 64
-  // filter gradient on a 128-wide SIMT tile (fastest_tiling_s), is priced at its compute, 1.19x
-  // its row, so the two come out 1.27x apart where DeepBench has 1.69x.
+  // filter gradient on a 128-wide SIMT tile (fastest_tiling_s), is priced at its compute (1.25x
+  // its row), the share not binding, so the two come out 1.2x apart where DeepBench has 1.69x.
   const KernelSpec wgrad = split_wgrad();
   const double p100_s = body16_s(p100, wgrad);
   const double gp102_s = body16_s(gp102, wgrad);
   CHECK(body16_s(without(gp102), wgrad) < body16_s(without(p100), wgrad));
-  CHECK(gp102_s > 1.2 * p100_s);
-  CHECK(p100_s == Approx(0.64e-3).epsilon(0.2));
+  CHECK(gp102_s > 1.15 * p100_s);
+  CHECK(p100_s == body16_s(without(p100), wgrad));
   CHECK(gp102_s == Approx(1.08e-3).epsilon(0.15));
   // Its forward kernel, and a compute-bound weight gradient, are priced as before.
   const KernelSpec fwd = conv("conv fwd", trainsim::models::conv_spec(64, 1, 1, 0), {64, 112, 112});
