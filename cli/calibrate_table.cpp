@@ -15,6 +15,7 @@
 #include "cli/calibrate_setup.hpp"
 #include "cli/validate_tables.hpp"
 #include "fit/calibration.hpp"
+#include "fit/validation.hpp"
 #include "sim/config/nearest_name.hpp"
 #include "sim/config/units.hpp"
 #include "sim/core/input_error.hpp"
@@ -89,6 +90,12 @@ double mape(const std::vector<fit::ValidationPoint>& pts, fit::Half half) {
   return n == 0 ? 0 : 100 * s / n;
 }
 
+// The half's shape MAPE as `trainsim validate` reports it.
+double shape_mape(const ReferenceTable& table, const std::vector<fit::ValidationPoint>& pts,
+                  fit::Half half) {
+  return fit::summarize(table.name, table.source, half, pts).mape_shape_pct;
+}
+
 }  // namespace
 
 int calibrate_on_table(const TableCalibrationRequest& req, const sim::ProfileLibrary& base,
@@ -131,8 +138,12 @@ int calibrate_on_table(const TableCalibrationRequest& req, const sim::ProfileLib
     start.push_back(p.start);
   const std::vector<fit::ValidationPoint> before = table->evaluate(library_at(start));
   std::vector<double> measured;
+  std::vector<std::size_t> series;  // each row's series, for the mape+shape objective
+  std::map<std::string, std::size_t> series_index;
   for (const auto& p : before) {
-    if (selected(p)) measured.push_back(p.measured);
+    if (!selected(p)) continue;
+    measured.push_back(p.measured);
+    series.push_back(series_index.emplace(p.series, series_index.size()).first->second);
   }
   if (measured.size() < params.size()) {
     throw InputError("--table " + req.table,
@@ -161,6 +172,7 @@ int calibrate_on_table(const TableCalibrationRequest& req, const sim::ProfileLib
   fit::CalibrationOptions options;
   options.max_iterations = req.max_iterations;
   options.objective = req.objective;
+  options.series = series;
   const fit::CalibrationResult result = fit::calibrate(fit_params, measured, model, options);
   std::vector<double> values;
   for (const auto& p : result.parameters)
@@ -188,6 +200,10 @@ int calibrate_on_table(const TableCalibrationRequest& req, const sim::ProfileLib
                    {"calibration_after", mape(after, fit::Half::calibration)},
                    {"validation_before", mape(before, fit::Half::validation)},
                    {"validation_after", mape(after, fit::Half::validation)}};
+  j["mape_shape_pct"] = {{"calibration_before", shape_mape(*table, before, fit::Half::calibration)},
+                         {"calibration_after", shape_mape(*table, after, fit::Half::calibration)},
+                         {"validation_before", shape_mape(*table, before, fit::Half::validation)},
+                         {"validation_after", shape_mape(*table, after, fit::Half::validation)}};
   j["rms_rel_err_fit"] = {{"before", result.rms_rel_err_before},
                           {"after", result.rms_rel_err_after}};
   if (req.json) {
@@ -198,6 +214,9 @@ int calibrate_on_table(const TableCalibrationRequest& req, const sim::ProfileLib
            << table->source << "), minimising the rows' "
            << (req.objective == fit::CalibrationObjective::relative_l1
                    ? "mean absolute relative error (soft-L1)"
+               : req.objective == fit::CalibrationObjective::relative_l1_with_shape
+                   ? "mean absolute relative error and the same within each series (shape), "
+                     "summed (soft-L1)"
                    : "squared relative errors")
            << "\n\n";
     for (std::size_t i = 0; i < params.size(); ++i) {
@@ -207,12 +226,16 @@ int calibrate_on_table(const TableCalibrationRequest& req, const sim::ProfileLib
       if (!r.at_bound.empty()) io.out << "  [at " << r.at_bound << " bound]";
       io.out << "\n";
     }
-    io.out << "\n  table MAPE       before    after\n"
-           << "    calibration  " << std::setw(8) << pct(mape(before, fit::Half::calibration))
-           << " " << std::setw(8) << pct(mape(after, fit::Half::calibration)) << "\n"
-           << "    validation   " << std::setw(8) << pct(mape(before, fit::Half::validation)) << " "
-           << std::setw(8) << pct(mape(after, fit::Half::validation)) << "\n"
-           << (result.converged ? "  converged" : "  did NOT converge: " + result.termination)
+    const auto row = [&](const char* half_label, fit::Half half) {
+      io.out << "    " << half_label << std::setw(8) << pct(mape(before, half)) << " "
+             << std::setw(8) << pct(mape(after, half)) << "   " << std::setw(8)
+             << pct(shape_mape(*table, before, half)) << " " << std::setw(8)
+             << pct(shape_mape(*table, after, half)) << "\n";
+    };
+    io.out << "\n  table MAPE       before    after   shape before  after\n";
+    row("calibration  ", fit::Half::calibration);
+    row("validation   ", fit::Half::validation);
+    io.out << (result.converged ? "  converged" : "  did NOT converge: " + result.termination)
            << " after " << result.iterations << " iterations, " << result.evaluations
            << " evaluations\n";
   }

@@ -57,8 +57,9 @@ int run_calibrate(const Args& args, CommandIo& io) {
       "format", po::value(&format)->default_value("text"), "text or json")(
       "objective", po::value(&objective_text),
       "what the fit minimises over the rows' relative errors: mape (their mean absolute value, "
-      "what `trainsim validate` reports; the default with --table) or rms (least squares; the "
-      "default with SCENARIO and MEASURED)");
+      "what `trainsim validate` reports; the default with --table), mape+shape (with --table: "
+      "that plus the same after each series is divided by its mean, validate's shape) or rms "
+      "(least squares; the default with SCENARIO and MEASURED)");
   po::positional_options_description positional;
   positional.add("scenario", 1).add("measured", 1);
   po::variables_map vm;
@@ -77,7 +78,13 @@ int run_calibrate(const Args& args, CommandIo& io) {
   std::optional<fit::CalibrationObjective> objective;
   if (vm.count("objective")) {
     objective = fit::objective_named(objective_text);
-    if (!objective) throw UsageError("--objective " + objective_text, "expected mape or rms");
+    if (!objective) {
+      throw UsageError("--objective " + objective_text, "expected mape, mape+shape or rms");
+    }
+    if (*objective == fit::CalibrationObjective::relative_l1_with_shape && table.empty()) {
+      throw UsageError("--objective " + objective_text,
+                       "needs --table: a measured CSV's rows form no series");
+    }
   }
   // The output folder must be usable before the calibration runs, not after the report.
   if (!out_dir.empty()) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <exception>
+#include <map>
 #include <sstream>
 
 #include <ceres/ceres.h>
@@ -22,17 +23,33 @@ constexpr double kMinSensitivity = 1e-6;
 class ScaledModel {
  public:
   ScaledModel(std::span<const CalibrationParameter> parameters, std::span<const double> measured,
-              const BlackBoxModel& model, CalibrationObjective objective)
-      : parameters_(parameters), measured_(measured), model_(model), objective_(objective) {
+              const BlackBoxModel& model, CalibrationObjective objective,
+              std::span<const std::size_t> series)
+      : parameters_(parameters),
+        measured_(measured),
+        model_(model),
+        objective_(objective),
+        series_(series) {
     for (const CalibrationParameter& p : parameters) {
       scale_.push_back(std::abs(p.initial));
       lower_.push_back(p.lower / std::abs(p.initial));
       upper_.push_back(p.upper / std::abs(p.initial));
     }
+    if (objective_ == CalibrationObjective::relative_l1_with_shape) {
+      // Each point's measured value over its series' mean.
+      const std::vector<double> means = series_means(measured_);
+      for (std::size_t i = 0; i < measured_.size(); ++i)
+        measured_shape_.push_back(measured_[i] / means[i]);
+    }
   }
 
   std::size_t size() const { return parameters_.size(); }
   std::size_t points() const { return measured_.size(); }
+  // The residuals the solver sees: one per point, and with the shape objective one more per
+  // point after the first n.
+  std::size_t residual_count() const {
+    return objective_ == CalibrationObjective::relative_l1_with_shape ? 2 * points() : points();
+  }
   double scale(std::size_t j) const { return scale_[j]; }
   double lower(std::size_t j) const { return lower_[j]; }
   double upper(std::size_t j) const { return upper_[j]; }
@@ -60,15 +77,23 @@ class ScaledModel {
   }
 
   // The residuals the solver squares: the relative errors (measured - predicted) / measured, or,
-  // for the L1 objective, sign(r) sqrt(soft-L1(r)), whose squares sum to the soft-L1 loss.
+  // for the L1 objectives, sign(r) sqrt(soft-L1(r)), whose squares sum to the soft-L1 loss; with
+  // the shape objective then the same of each point's error with its series' measured and
+  // predicted values divided by their means (residual_count() in all).
   bool residuals(std::span<const double> x, std::span<double> r) const {
-    if (!predict(x, r)) return false;
-    for (std::size_t i = 0; i < r.size(); ++i) {
-      r[i] = (measured_[i] - r[i]) / measured_[i];
-      if (objective_ == CalibrationObjective::relative_l1) {
-        constexpr double a2 = kSoftL1Scale * kSoftL1Scale;
-        r[i] = std::copysign(std::sqrt(2 * a2 * (std::sqrt(1 + r[i] * r[i] / a2) - 1)), r[i]);
+    const std::size_t n = points();
+    const std::span<double> predicted = r.first(n);
+    if (!predict(x, predicted)) return false;
+    if (objective_ == CalibrationObjective::relative_l1_with_shape) {
+      const std::vector<double> means = series_means(predicted);
+      for (std::size_t i = 0; i < n; ++i) {
+        const double shape = predicted[i] / means[i];
+        r[n + i] = soft_l1_root((measured_shape_[i] - shape) / measured_shape_[i]);
       }
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      r[i] = (measured_[i] - r[i]) / measured_[i];
+      if (objective_ != CalibrationObjective::relative_l2) r[i] = soft_l1_root(r[i]);
     }
     return true;
   }
@@ -80,15 +105,16 @@ class ScaledModel {
                        double step, std::span<double> column) const {
     const double x0 = x[j];
     const double h = step * std::max(1.0, std::abs(x0));
-    std::vector<double> a(points());
-    std::vector<double> b(points());
+    const std::size_t m = residual_count();
+    std::vector<double> a(m);
+    std::vector<double> b(m);
     auto at = [&](double value, std::vector<double>& out) {
       x[j] = value;
       return residuals(x, out);
     };
     if (x0 - h >= lower_[j] && x0 + h <= upper_[j]) {
       if (!at(x0 + h, a) || !at(x0 - h, b)) return false;
-      for (std::size_t i = 0; i < points(); ++i)
+      for (std::size_t i = 0; i < m; ++i)
         column[i] = (a[i] - b[i]) / (2 * h);
     } else {
       const double dir = x0 + h <= upper_[j] ? 1.0 : -1.0;
@@ -96,10 +122,10 @@ class ScaledModel {
       if (!at(x0 + dir * h, a)) return false;
       if (second_order) {
         if (!at(x0 + 2 * dir * h, b)) return false;
-        for (std::size_t i = 0; i < points(); ++i)
+        for (std::size_t i = 0; i < m; ++i)
           column[i] = dir * (-3 * r0[i] + 4 * a[i] - b[i]) / (2 * h);
       } else {
-        for (std::size_t i = 0; i < points(); ++i)
+        for (std::size_t i = 0; i < m; ++i)
           column[i] = dir * (a[i] - r0[i]) / h;
       }
     }
@@ -110,10 +136,34 @@ class ScaledModel {
   const std::string& failure() const { return failure_; }
 
  private:
+  // sign(r) sqrt(soft-L1(r)): its square is the soft-L1 loss of the relative error r.
+  static double soft_l1_root(double r) {
+    constexpr double a2 = kSoftL1Scale * kSoftL1Scale;
+    return std::copysign(std::sqrt(2 * a2 * (std::sqrt(1 + r * r / a2) - 1)), r);
+  }
+
+  // For each point, the mean of `values` over the points of its series.
+  std::vector<double> series_means(std::span<const double> values) const {
+    std::map<std::size_t, std::pair<double, int>> sums;
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      auto& s = sums[series_[i]];
+      s.first += values[i];
+      ++s.second;
+    }
+    std::vector<double> means(values.size());
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      const auto& s = sums[series_[i]];
+      means[i] = s.first / s.second;
+    }
+    return means;
+  }
+
   std::span<const CalibrationParameter> parameters_;
   std::span<const double> measured_;
   const BlackBoxModel& model_;
   CalibrationObjective objective_;
+  std::span<const std::size_t> series_;
+  std::vector<double> measured_shape_;
   std::vector<double> scale_;
   std::vector<double> lower_;
   std::vector<double> upper_;
@@ -126,7 +176,7 @@ class ScaledModel {
 class BlackBoxCost final : public ceres::CostFunction {
  public:
   BlackBoxCost(const ScaledModel& model, double step) : model_(model), step_(step) {
-    set_num_residuals(static_cast<int>(model.points()));
+    set_num_residuals(static_cast<int>(model.residual_count()));
     for (std::size_t j = 0; j < model.size(); ++j)
       mutable_parameter_block_sizes()->push_back(1);
   }
@@ -136,12 +186,13 @@ class BlackBoxCost final : public ceres::CostFunction {
     std::vector<double> x(model_.size());
     for (std::size_t j = 0; j < x.size(); ++j)
       x[j] = parameters[j][0];
-    const std::span<double> r(residuals, model_.points());
+    const std::span<double> r(residuals, model_.residual_count());
     if (!model_.residuals(x, r)) return false;
     if (jacobians == nullptr) return true;
     for (std::size_t j = 0; j < x.size(); ++j) {
       if (jacobians[j] == nullptr) continue;
-      if (!model_.jacobian_column(x, j, r, step_, std::span<double>(jacobians[j], model_.points())))
+      if (!model_.jacobian_column(x, j, r, step_,
+                                  std::span<double>(jacobians[j], model_.residual_count())))
         return false;
     }
     return true;
@@ -154,12 +205,12 @@ class BlackBoxCost final : public ceres::CostFunction {
 
 Eigen::MatrixXd full_jacobian(const ScaledModel& model, const std::vector<double>& x,
                               std::span<const double> r0, double step, bool& ok) {
-  Eigen::MatrixXd jac(model.points(), model.size());
-  std::vector<double> column(model.points());
+  Eigen::MatrixXd jac(model.residual_count(), model.size());
+  std::vector<double> column(model.residual_count());
   ok = true;
   for (std::size_t j = 0; j < model.size() && ok; ++j) {
     ok = model.jacobian_column(x, j, r0, step, column);
-    for (std::size_t i = 0; i < model.points(); ++i)
+    for (std::size_t i = 0; i < model.residual_count(); ++i)
       jac(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j)) = column[i];
   }
   return jac;
@@ -182,7 +233,15 @@ ErrorSummary relative_errors(std::span<const double> measured, std::span<const d
 }
 
 void check_inputs(std::span<const CalibrationParameter> parameters,
-                  std::span<const double> measured) {
+                  std::span<const double> measured, const CalibrationOptions& options) {
+  if (options.objective == CalibrationObjective::relative_l1_with_shape &&
+      options.series.size() != measured.size()) {
+    throw InputError("calibration",
+                     "the mape+shape objective needs one series label per "
+                     "measured point (" +
+                         std::to_string(options.series.size()) + " for " +
+                         std::to_string(measured.size()) + " points)");
+  }
   if (parameters.empty()) throw InputError("calibration", "no free parameters");
   if (measured.size() < parameters.size()) {
     throw InputError("calibration",
@@ -211,11 +270,20 @@ void check_inputs(std::span<const CalibrationParameter> parameters,
 }  // namespace
 
 const char* objective_name(CalibrationObjective objective) {
-  return objective == CalibrationObjective::relative_l1 ? "mape" : "rms";
+  switch (objective) {
+    case CalibrationObjective::relative_l1:
+      return "mape";
+    case CalibrationObjective::relative_l1_with_shape:
+      return "mape+shape";
+    case CalibrationObjective::relative_l2:
+      break;
+  }
+  return "rms";
 }
 
 std::optional<CalibrationObjective> objective_named(std::string_view name) {
-  for (const auto o : {CalibrationObjective::relative_l1, CalibrationObjective::relative_l2}) {
+  for (const auto o : {CalibrationObjective::relative_l1, CalibrationObjective::relative_l2,
+                       CalibrationObjective::relative_l1_with_shape}) {
     if (name == objective_name(o)) return o;
   }
   return std::nullopt;
@@ -224,8 +292,8 @@ std::optional<CalibrationObjective> objective_named(std::string_view name) {
 CalibrationResult calibrate(std::span<const CalibrationParameter> parameters,
                             std::span<const double> measured, const BlackBoxModel& model,
                             const CalibrationOptions& options) {
-  check_inputs(parameters, measured);
-  const ScaledModel scaled(parameters, measured, model, options.objective);
+  check_inputs(parameters, measured, options);
+  const ScaledModel scaled(parameters, measured, model, options.objective, options.series);
   const std::size_t p = parameters.size();
   const std::size_t n = measured.size();
 
@@ -243,7 +311,7 @@ CalibrationResult calibrate(std::span<const CalibrationParameter> parameters,
   // A parameter that moves no point cannot be calibrated from them: say so instead of letting the
   // solver wander along a flat direction.
   {
-    std::vector<double> r0(n);
+    std::vector<double> r0(scaled.residual_count());
     scaled.residuals(x, r0);
     bool ok = false;
     const Eigen::MatrixXd jac = full_jacobian(scaled, x, r0, options.relative_step, ok);
@@ -332,12 +400,13 @@ CalibrationResult calibrate(std::span<const CalibrationParameter> parameters,
 
   // Covariance of the scaled unknowns s^2 (J'J)^-1 from the full (unconstrained) Jacobian, by SVD
   // with the rank rule of ceres::Covariance's DENSE_SVD; then back to natural units.
-  std::vector<double> r(n);
+  std::vector<double> r(scaled.residual_count());
   scaled.residuals(x, r);
   double ss = 0.0;
   for (double v : r)
     ss += v * v;
-  result.residual_variance = result.dof > 0 ? ss / result.dof : kNaN;
+  const auto residual_dof = static_cast<double>(r.size()) - static_cast<double>(p);
+  result.residual_variance = result.dof > 0 ? ss / residual_dof : kNaN;
   bool ok = false;
   const Eigen::MatrixXd jac = full_jacobian(scaled, x, r, options.relative_step, ok);
   const auto pe = static_cast<Eigen::Index>(p);

@@ -45,9 +45,16 @@ enum class CalibrationObjective {
   // standard errors are then those of the transformed residuals (fit/calibration.cpp): a
   // local, least-squares reading of the soft-L1 problem.
   relative_l1,
+  // relative_l1's terms plus, for each point, the soft-L1 of its relative error once its series'
+  // measured and predicted values are each divided by their own mean (CalibrationOptions::series):
+  // the two errors `trainsim validate` reports for a table, absolute and shape, summed. A
+  // parameter that scales a whole series moves only the first; one that moves rows against the
+  // others of their series (a tile's loss, a bandwidth share, a per-filter cost) moves both, and
+  // a MAPE fit alone may trade the series' shape for its mean level.
+  relative_l1_with_shape,
 };
 
-// "mape" or "rms", the names `trainsim calibrate --objective` takes.
+// "mape", "rms" or "mape+shape", the names `trainsim calibrate --objective` takes.
 const char* objective_name(CalibrationObjective objective);
 // The objective of that name; nullopt for any other text.
 std::optional<CalibrationObjective> objective_named(std::string_view name);
@@ -64,6 +71,9 @@ struct CalibrationOptions {
   int max_iterations = 50;
   double confidence = 0.95;
   CalibrationObjective objective = CalibrationObjective::relative_l2;
+  // Point i's series, for relative_l1_with_shape (one entry per measured point; any labels, equal
+  // for the points of one curve); unused by the other objectives.
+  std::vector<std::size_t> series;
 };
 
 struct CalibratedParameter {
@@ -88,8 +98,10 @@ struct CalibrationResult {
   double max_rel_err_after = 0.0;
   int n = 0;
   int dof = 0;
-  double residual_variance = 0.0;  // of the relative errors: sum r^2 / dof
-  Eigen::MatrixXd correlation;     // of the parameters; NaN entries where undefined
+  // Of the relative errors: sum r^2 / dof (with relative_l1_with_shape, over both sets of terms:
+  // sum r^2 / (2n - p)).
+  double residual_variance = 0.0;
+  Eigen::MatrixXd correlation;  // of the parameters; NaN entries where undefined
   bool converged = false;
   std::string termination;
   int iterations = 0;
@@ -98,9 +110,10 @@ struct CalibrationResult {
 };
 
 // Throws InputError when there are fewer points than parameters, a start value is zero, non-finite
-// or outside its bounds, the model fails at the start values, or a parameter does not change the
-// model at any point (it cannot be calibrated from these points). Never throws for a solve that
-// does not converge or ends on a bound: those are reported.
+// or outside its bounds, relative_l1_with_shape is asked without one series label per point, the
+// model fails at the start values, or a parameter does not change the model at any point (it cannot
+// be calibrated from these points). Never throws for a solve that does not converge or ends on a
+// bound: those are reported.
 CalibrationResult calibrate(std::span<const CalibrationParameter> parameters,
                             std::span<const double> measured, const BlackBoxModel& model,
                             const CalibrationOptions& options = {});

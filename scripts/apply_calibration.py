@@ -51,7 +51,7 @@ def apply(fit):
     table = fit["table"]
     rows = fit.get("rows", ".*")
     where = f"calibrated on {table} (calibration half" + ("" if rows == ".*" else f", rows '{rows}'") + (
-        ", MAPE fit" if fit.get("objective") == "mape" else "") + ")"
+        {"mape": ", MAPE fit", "mape+shape": ", MAPE+shape fit"}.get(fit.get("objective"), "")) + ")"
     for p in fit["parameters"]:
         kind_name, path = p["name"].split(":", 1)
         kind, name = kind_name.split("/", 1)

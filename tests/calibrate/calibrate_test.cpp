@@ -308,5 +308,48 @@ TEST_CASE("calibrate --table minimises the table's MAPE unless told --objective 
   bad.insert(bad.end(), {"--objective", "l3"});
   const auto refused = run_cli(bad);
   CHECK(refused.exit_code == 2);
-  CHECK(contains(refused.err, "--objective l3: expected mape or rms"));
+  CHECK(contains(refused.err, "--objective l3: expected mape, mape+shape or rms"));
+  auto with_shape = base;
+  with_shape.insert(with_shape.end(), {"--objective", "mape+shape"});
+  const auto shape = run_cli(with_shape);
+  REQUIRE(shape.exit_code == 0);
+  const auto js = nlohmann::json::parse(shape.out);
+  CHECK(js.at("objective") == "mape+shape");
+  CHECK(js.at("mape_shape_pct").at("calibration_after").is_number());
+}
+
+TEST_CASE("the mape+shape objective also fits each series' shape") {
+  // Two series of the same curve 1 + 0.5 x, the second measured 3x higher (a level the model,
+  // a (1 + b x), cannot give one series and not the other), over x in [0, 1] and [2, 3]. A MAPE
+  // fit tilts b to meet the second series part way; the shape terms are zero at b = 0.5 whatever
+  // a is, so with them b comes back to the curve's own slope.
+  std::vector<double> measured;
+  std::vector<std::size_t> series;
+  std::vector<double> xs;
+  for (int s = 0; s < 2; ++s) {
+    for (int i = 0; i < 6; ++i) {
+      const double x = 2.0 * s + i / 5.0;
+      xs.push_back(x);
+      measured.push_back((s == 0 ? 1.0 : 3.0) * (1 + 0.5 * x));
+      series.push_back(static_cast<std::size_t>(s));
+    }
+  }
+  const fit::BlackBoxModel curve = [&xs](std::span<const double> v, std::size_t i) {
+    return v[0] * (1 + v[1] * xs[i]);
+  };
+  const std::vector<fit::CalibrationParameter> params{{"a", 1.0, 1e-3, 100.0},
+                                                      {"b", 0.2, 1e-3, 100.0}};
+  fit::CalibrationOptions mape;
+  mape.objective = fit::CalibrationObjective::relative_l1;
+  fit::CalibrationOptions both = mape;
+  both.objective = fit::CalibrationObjective::relative_l1_with_shape;
+  both.series = series;
+  const double b_mape = fit::calibrate(params, measured, curve, mape).parameters[1].value;
+  const double b_both = fit::calibrate(params, measured, curve, both).parameters[1].value;
+  CHECK(std::abs(b_both - 0.5) < 0.5 * std::abs(b_mape - 0.5));
+  CHECK(fit::objective_name(both.objective) == std::string("mape+shape"));
+  CHECK(fit::objective_named("mape+shape") == both.objective);
+  // It needs one series label per point.
+  both.series.pop_back();
+  CHECK_THROWS_AS(fit::calibrate(params, measured, curve, both), trainsim::InputError);
 }

@@ -130,6 +130,10 @@ HOSTILE("calibrate --max-iterations abc",
         {"calibrate", kScenario, kMeasured, "--free", "input.decode_per_sample", "--max-iterations",
          "abc"},
         2, {"--max-iterations abc: expected an integer"})
+HOSTILE("calibrate --objective mape+shape without a table",
+        {"calibrate", kScenario, kMeasured, "--free", "input.decode_per_sample", "--objective",
+         "mape+shape"},
+        2, {"--objective mape+shape: needs --table: a measured CSV's rows form no series"})
 HOSTILE("calibrate an unknown path",
         {"calibrate", kScenario, kMeasured, "--free", "input.decode_per_sampel"}, 2,
         {"--free input.decode_per_sampel: unknown path"})
