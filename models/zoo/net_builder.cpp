@@ -1316,6 +1316,9 @@ Tensor NetBuilder::conv_transpose1d(const Tensor& in, std::int64_t out_channels,
                 weights, {ci, cols, pos, 1}, BatchDim::k);
   wgrad.channels = {ci, co, 0};
   wgrad.weight_gradient = true;  // cuDNN's backward-filter algorithms, roles of x and dy swapped
+  // The kernel taps over each loaded element of the operand it gathers (the output gradient
+  // here): kernel / stride of them overlap it (sim::Kernel::input_tap_reuse).
+  wgrad.input_tap_reuse = std::max(1.0, static_cast<double>(kernel) / static_cast<double>(stride));
   bwd(wgrad);
   save(in);
   return out;

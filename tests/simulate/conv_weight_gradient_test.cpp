@@ -91,6 +91,16 @@ TEST_CASE("a weight gradient's input loads are shared by the filter taps over ea
   CHECK(conv("conv wgrad", conv_spec(256, 7, 2, 3), {128, 40, 40}).input_tap_reuse == 12.25);
   CHECK(conv("conv wgrad", conv_spec(512, 1, 2, 0), {256, 56, 56}).input_tap_reuse == 1);
   CHECK(conv("conv dgrad").input_tap_reuse == 0);  // weight gradients only
+  {
+    // A transposed 1-D convolution (WaveGlow's upsampling: kernel 1024, stride 256) gathers its
+    // output gradient in the weight gradient: 4 taps overlap each element.
+    trainsim::models::NetBuilder nb;
+    const auto x = nb.input({80, 1, 63}, true);
+    nb.begin("up", trainsim::models::OpClass::conv, x.elements());
+    nb.end(nb.conv_transpose1d(x, 80, 1024, 256, true));
+    CHECK(trainsim::test::kernel_named(nb.take_layers().at(0), "conv_transpose wgrad")
+              .input_tap_reuse == 4);
+  }
   // Pascal's SIMT weight gradients pay 1 + load / reuse: a compute-bound 3x3 one (256 -> 256
   // channels on 28x28) takes (1 + load) / (1 + load / 9) as long once its taps are taken to
   // share nothing, up to the split-K sum and fill that do not scale with it.
