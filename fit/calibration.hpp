@@ -99,7 +99,8 @@ struct CalibrationResult {
   int n = 0;
   int dof = 0;
   // Of the relative errors: sum r^2 / dof (with relative_l1_with_shape, over both sets of terms:
-  // sum r^2 / (2n - p)).
+  // sum r^2 / (2n - p); a point's two terms are not independent, so the standard errors of such
+  // a fit are rougher still than a MAPE fit's).
   double residual_variance = 0.0;
   Eigen::MatrixXd correlation;  // of the parameters; NaN entries where undefined
   bool converged = false;
