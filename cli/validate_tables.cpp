@@ -578,6 +578,8 @@ struct Workload {
   // False where the harness runs one process per GPU that never exchanges gradients (see
   // lambda_workload): N such replicas are N single-GPU runs side by side.
   bool gradient_sync = true;
+  // The recipe's gradient clipping (models::GradientClipping, scenario key gradient_clipping).
+  const char* gradient_clipping = "none";
 };
 
 std::optional<Workload> workload(const std::string& name) {
@@ -595,13 +597,20 @@ std::optional<Workload> workload(const std::string& name) {
   // compute and its token count scale together.
   if (name == "gnmt") return Workload{"gnmt", "adam", 2 * 50};
   if (name == "ncf") return Workload{"ncf", "adam", 1};
-  if (name == "tacotron2") return Workload{"tacotron2", "adam", 566};  // mel frames per utterance
-  if (name == "waveglow") return Workload{"waveglow", "adam", 8000};   // audio samples per segment
+  // DeepLearningExamples' Tacotron 2 / WaveGlow train.py clips every step with
+  // torch.nn.utils.clip_grad_norm_(..., args.grad_clip_thresh) before optimizer.step().
+  if (name == "tacotron2")  // mel frames per utterance
+    return Workload{"tacotron2", "adam", 566, true, "per_tensor"};
+  if (name == "waveglow")  // audio samples per segment
+    return Workload{"waveglow", "adam", 8000, true, "per_tensor"};
   // Both Transformer-XL recipes train with LAMB: PyTorch's jitlamb (pytorch/wt103_{base,large}.yaml
-  // 'optim: jitlamb'), TensorFlow's tf/lamb.py under its XLA jit scope (main.py --jit_optimizer,
-  // default True).
-  if (name == "transformerxlbase") return Workload{"transformerxl_base", "lamb", 192};
-  if (name == "transformerxllarge") return Workload{"transformerxl_large", "lamb", 384};
+  // 'optim: jitlamb': lamb.py's JITLamb, a scripted function per tensor), TensorFlow's tf/lamb.py
+  // under its XLA jit scope (main.py --jit_optimizer, default True). PyTorch's train.py clips
+  // every step (torch.nn.utils.clip_grad_norm_, --clip 0.25 by default) before optimizer.step().
+  if (name == "transformerxlbase")
+    return Workload{"transformerxl_base", "jit_lamb", 192, true, "per_tensor"};
+  if (name == "transformerxllarge")
+    return Workload{"transformerxl_large", "jit_lamb", 384, true, "per_tensor"};
   return std::nullopt;
 }
 
@@ -610,7 +619,7 @@ std::optional<Workload> workload(const std::string& name) {
 // pytorch/results/*/PyTorch_transformerxl{base,large}_FP32/*.txt, the printed Namespace) show
 // adaptive=False, so one embedding table and a full 267,735-word softmax (#params = 191,948,759
 // for base, 519,963,095 for large), and for large tgt_len = mem_len = 256 with div_val 1. tok/s
-// counts batch x tgt_len. Base runs optim=jitlamb, large optim=adam.
+// counts batch x tgt_len. Base runs optim=jitlamb, large optim=adam, and both clip every step.
 // Nor does the harness pass --multi_gpu (config_v1/config_pytorch_*.sh, and the 2020-2021
 // configs at @2c0af45): train.py wraps the model in DistributedDataParallel only 'if
 // args.multi_gpu == "ddp"' (NVIDIA/DeepLearningExamples PyTorch/LanguageModeling/Transformer-XL/
@@ -622,7 +631,11 @@ std::optional<Workload> workload(const std::string& name) {
 // wt103_base.yaml and wt103_large.yaml, so the DLE table's Transformer-XL rows synchronise.)
 std::optional<Workload> lambda_workload(const std::string& name) {
   if (name == "transformerxlbase") {
-    return Workload{{{"name", "transformerxl_base"}, {"adaptive_clusters", 1}}, "lamb", 192, false};
+    return Workload{{{"name", "transformerxl_base"}, {"adaptive_clusters", 1}},
+                    "jit_lamb",
+                    192,
+                    false,
+                    "per_tensor"};
   }
   if (name == "transformerxllarge") {
     constexpr int kSegment = 256;  // tgt_len = mem_len; also the tokens one sample counts
@@ -633,7 +646,8 @@ std::optional<Workload> lambda_workload(const std::string& name) {
                      {"mem_len", kSegment}},
                     "adam",
                     kSegment,
-                    false};
+                    false,
+                    "per_tensor"};
   }
   return workload(name);
 }
@@ -672,6 +686,7 @@ std::vector<ValidationPoint> lambda_table(const sim::ProfileLibrary& lib, const 
         {"batch_per_replica", static_cast<int>(*batch) / n},
         {"precision", system->tf32 ? "tf32" : "fp32"},
         {"optimizer", model->optimizer},
+        {"gradient_clipping", model->gradient_clipping},
         {"parallelism", {{"data", simulated}}},
         {"steps", 4},
         {"warmup_steps", 1}};
@@ -863,6 +878,7 @@ std::vector<ValidationPoint> dle_throughput(const sim::ProfileLibrary& lib) {
                           {"batch_per_replica", static_cast<int>(*batch)},
                           {"precision", precision},
                           {"optimizer", model->optimizer},
+                          {"gradient_clipping", model->gradient_clipping},
                           {"parallelism", {{"data", gpus}, {"grad_accum", accumulation}}},
                           {"steps", 3},
                           {"warmup_steps", 1}};

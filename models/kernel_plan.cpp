@@ -129,6 +129,7 @@ double optimizer_flops_per_param(Optimizer o) {
     case Optimizer::bert_adam:
       return 10;
     case Optimizer::lamb:
+    case Optimizer::jit_lamb:
       return 16;
   }
   return 4;
@@ -175,6 +176,36 @@ constexpr std::array<TensorOp, 12> kBertAdamOps{{{"adam m.mul_", 8},
                                                  {"adam lr * update", 8},
                                                  {"adam neg", 8},
                                                  {"adam p.add_", 12}}};
+
+// JITLamb's step (NVIDIA/DeepLearningExamples PyTorch/LanguageModeling/Transformer-XL/pytorch/
+// lamb.py, which train.py's default --optim jitlamb steps): a Python loop over the tensors that
+// calls one TorchScript function, lamb_kernel, per tensor. Its fuser joins the element-wise
+// chains and leaves the two norms apart, so each call launches five kernels, with the fp32 bytes
+// per element each moves:
+//   the moments and the Adam step in one fused kernel (reads g, m, v and p; writes m, v and the
+//   step) 28, p.norm() 4, adam_step.norm() 4, the trust ratio from the two norms (scalars: its
+//   launch alone, 0), and p - step_size x trust_ratio x adam_step 12.
+// Its norm kernels are reductions; the rest stream like any optimizer kernel.
+struct TensorKernel {
+  const char* name;
+  sim::KernelClass cls;
+  double bytes_per_element;
+};
+constexpr std::array<TensorKernel, 5> kJitLambKernels{
+    {{"jit_lamb moments and step", sim::KernelClass::optimizer, 28},
+     {"jit_lamb weight norm", sim::KernelClass::reduction, 4},
+     {"jit_lamb step norm", sim::KernelClass::reduction, 4},
+     {"jit_lamb trust ratio", sim::KernelClass::elementwise, 0},
+     {"jit_lamb update", sim::KernelClass::optimizer, 12}}};
+
+// torch.nn.utils.clip_grad_norm_ (pytorch/pytorch torch/nn/utils/clip_grad.py) before the step:
+// each tensor's gradient norm, the norms stacked and reduced to the total norm, the clip
+// coefficient max_norm / (total + 1e-6) clamped at 1 (three scalar kernels), then every
+// gradient scaled in place by it. Per tensor (PyTorch 1.x's loop, 2.x with foreach=False) that is
+// one reduction reading the fp32 gradient (4 bytes per element) and one in-place scaling (8) per
+// tensor; with foreach (2.x's default on CUDA) one _foreach_norm and one _foreach_mul_ over the
+// tensor list, each in multi_tensor_apply's launches (foreach_launches).
+constexpr int kClipScalarKernels = 5;  // stack, the total norm, + 1e-6, the division, clamp
 
 // torch.optim's foreach steps (PyTorch 2.x's default on CUDA: torch/optim/sgd.py _multi_tensor_sgd,
 // adamw.py _multi_tensor_adamw): one torch._foreach_* op per arithmetic step, each a
@@ -231,6 +262,7 @@ std::span<const TensorOp> foreach_step(Optimizer o) {
       return kForeachAdamWOps;
     case Optimizer::lamb:
     case Optimizer::bert_adam:
+    case Optimizer::jit_lamb:
       break;
   }
   return {};
@@ -284,6 +316,7 @@ double optimizer_state_bytes_per_param(const Scenario& s) {
     case Optimizer::adam:
     case Optimizer::lamb:
     case Optimizer::bert_adam:
+    case Optimizer::jit_lamb:
       return 8;  // two fp32 moments
   }
   return 0;
@@ -455,7 +488,15 @@ void optimizer_launches(const Scenario& s, double params, int tensors, std::vect
   if (params <= 0 || tensors <= 0) return;
   const auto& f = s.framework;
   const auto& acc = s.cluster.accelerator;
+  // An op called from Python costs the profile's host time per optimizer kernel. A multi-tensor
+  // op (torch._foreach_*, apex's multi_tensor_applier) is one such call that launches its
+  // kernels, one per group of tensors, from its C++ loop, each of those after the first at the
+  // profile's library launch cost; `calls_host_s(n)` is that per kernel of an op of n launches.
   const double host = f.graph_launch ? 0 : f.host_optimizer_per_kernel_s;
+  const auto calls_host_s = [&](double n) {
+    if (f.graph_launch || n <= 1) return host;
+    return (host + (n - 1) * f.host_library_launch_s) / n;
+  };
   const double groups =
       std::ceil(static_cast<double>(tensors) / std::max(1, f.tensors_per_optimizer_kernel));
   const bool master = low_precision(s) && f.mixed_precision == sim::MixedPrecision::master_weights;
@@ -484,8 +525,51 @@ void optimizer_launches(const Scenario& s, double params, int tensors, std::vect
     unscale.cls = sim::KernelClass::optimizer;
     unscale.dtype = sim::Dtype::fp32;
     unscale.bytes = params * 8 / groups;
-    out.push_back({"grad unscale", unscale.cls, sim::kernel_time_s(acc, unscale), host,
-                   static_cast<int>(groups)});
+    out.push_back({"grad unscale", unscale.cls, sim::kernel_time_s(acc, unscale),
+                   calls_host_s(groups), static_cast<int>(groups)});
+  }
+  // Clipping by the global norm, after the unscale (torch.amp: scaler.unscale_, then the clip).
+  // PyTorch before 1.9 read the clip coefficient on the host (`if clip_coef < 1`), a sync that
+  // is not priced: it adds the device's tail of the norm kernels, short next to their launches.
+  if (s.gradient_clipping != GradientClipping::none) {
+    const double clip_bytes = gradient_bytes_per_param(s);
+    const bool each = s.gradient_clipping == GradientClipping::per_tensor;
+    const double norm_launches = each ? tensors : foreach_launches(params, tensors, 1);
+    const double mul_launches = each ? tensors : foreach_launches(params, tensors, 1);
+    sim::Kernel norm;
+    norm.cls = sim::KernelClass::reduction;
+    norm.dtype = sim::Dtype::fp32;
+    norm.bytes = params * clip_bytes / norm_launches;
+    norm.flops = 2 * params / norm_launches;
+    out.push_back({"clip grad norms", norm.cls, sim::kernel_time_s(acc, norm),
+                   each ? host : calls_host_s(norm_launches), static_cast<int>(norm_launches)});
+    sim::Kernel scalar;
+    scalar.cls = sim::KernelClass::elementwise;
+    scalar.dtype = sim::Dtype::fp32;
+    out.push_back({"clip total norm", scalar.cls, sim::kernel_time_s(acc, scalar), host,
+                   kClipScalarKernels});
+    sim::Kernel scale;
+    scale.cls = sim::KernelClass::elementwise;
+    scale.dtype = sim::Dtype::fp32;
+    scale.bytes = params * 2 * clip_bytes / mul_launches;
+    scale.flops = params / mul_launches;
+    out.push_back({"clip grad scale", scale.cls, sim::kernel_time_s(acc, scale),
+                   each ? host : calls_host_s(mul_launches), static_cast<int>(mul_launches)});
+  }
+  if (s.optimizer == Optimizer::jit_lamb) {
+    // A Python loop calling one scripted function per tensor, whatever the framework profile's
+    // optimizer kernels: each of its kernels launched from the Python thread (the profile's
+    // host time per optimizer kernel).
+    const double elements = params / tensors;
+    for (const TensorKernel& tk : kJitLambKernels) {
+      sim::Kernel k;
+      k.cls = tk.cls;
+      k.dtype = sim::Dtype::fp32;
+      k.bytes = tk.bytes_per_element * elements;
+      k.flops = tk.bytes_per_element > 0 ? elements : 0;
+      out.push_back({tk.name, k.cls, sim::kernel_time_s(acc, k), host, tensors});
+    }
+    return;
   }
   if (s.optimizer == Optimizer::bert_adam) {
     // A Python loop of eager ops, whatever the framework profile's optimizer kernels: each op
@@ -497,8 +581,8 @@ void optimizer_launches(const Scenario& s, double params, int tensors, std::vect
     norm.dtype = sim::Dtype::fp32;
     norm.bytes = params * gradient_bytes_per_param(s) / groups;
     norm.flops = 2 * params / groups;
-    out.push_back({"grad global norm", norm.cls, sim::kernel_time_s(acc, norm), host,
-                   static_cast<int>(groups)});
+    out.push_back({"grad global norm", norm.cls, sim::kernel_time_s(acc, norm),
+                   calls_host_s(groups), static_cast<int>(groups)});
     const double elements = params / tensors;
     for (const TensorOp& op : kBertAdamOps) {
       sim::Kernel k;
@@ -521,8 +605,8 @@ void optimizer_launches(const Scenario& s, double params, int tensors, std::vect
       k.dtype = sim::Dtype::fp32;
       k.bytes = op.bytes_per_element * params / op_launches;
       k.flops = params / op_launches;
-      out.push_back(
-          {op.name, k.cls, sim::kernel_time_s(acc, k), host, static_cast<int>(op_launches)});
+      out.push_back({op.name, k.cls, sim::kernel_time_s(acc, k), calls_host_s(op_launches),
+                     static_cast<int>(op_launches)});
     }
     return;
   }
@@ -531,7 +615,11 @@ void optimizer_launches(const Scenario& s, double params, int tensors, std::vect
   k.dtype = sim::Dtype::fp32;
   k.flops = params * optimizer_flops_per_param(s.optimizer) / launches;
   k.bytes = bytes / launches;
-  out.push_back({"optimizer", k.cls, sim::kernel_time_s(acc, k), host, static_cast<int>(launches)});
+  // Per tensor each launch is a call of its own; otherwise each of the step's ops is one call
+  // over the groups.
+  const bool own_calls = f.optimizer_kernels == sim::OptimizerKernels::per_tensor;
+  out.push_back({"optimizer", k.cls, sim::kernel_time_s(acc, k),
+                 own_calls ? host : calls_host_s(groups), static_cast<int>(launches)});
 }
 
 std::vector<KernelUse> kernel_uses(const Scenario& s) {

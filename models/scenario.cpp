@@ -487,8 +487,15 @@ Scenario load_scenario(nlohmann::json doc, const std::string& file,
                                              {"momentum", Optimizer::momentum},
                                              {"adam", Optimizer::adam},
                                              {"lamb", Optimizer::lamb},
-                                             {"bert_adam", Optimizer::bert_adam}},
+                                             {"bert_adam", Optimizer::bert_adam},
+                                             {"jit_lamb", Optimizer::jit_lamb}},
                                             Optimizer::momentum);
+  s.gradient_clipping = r.choice_enum_or<GradientClipping>(
+      "gradient_clipping",
+      {{"none", GradientClipping::none},
+       {"per_tensor", GradientClipping::per_tensor},
+       {"foreach", GradientClipping::foreach}},
+      GradientClipping::none);
   s.inference = r.choice_or("mode", {"train", "inference"}, "train") == "inference";
   if (r.has("recompute") && doc["recompute"].is_boolean()) {
     s.recompute = r.boolean_or("recompute", false) ? Recompute::full : Recompute::none;

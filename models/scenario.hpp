@@ -23,7 +23,12 @@ namespace trainsim::models {
 // bert_adam: Adam as NVIDIA DeepLearningExamples' BertAdam runs it (PyTorch/LanguageModeling/BERT/
 // optimization.py, which run_squad.py uses without --fp16): a Python loop of unfused tensor ops
 // per parameter (models/kernel_plan.cpp prices them).
-enum class Optimizer { sgd, momentum, adam, lamb, bert_adam };
+enum class Optimizer { sgd, momentum, adam, lamb, bert_adam, jit_lamb };
+// How the step clips the gradients by their global norm before the optimizer, as
+// torch.nn.utils.clip_grad_norm_ runs it: not at all; a norm kernel and then a scaling kernel per
+// tensor (PyTorch 1.x, and 2.x with foreach=False); or a multi-tensor _foreach_norm and
+// _foreach_mul_ (PyTorch 2.x's default on CUDA). Both add the total norm's few scalar kernels.
+enum class GradientClipping { none, per_tensor, foreach };
 enum class EchoMode { example, batch };
 enum class PipelineSchedule { gpipe, one_f_one_b };
 // What backward recomputes instead of storing (Korthikanti et al. 2022, "Reducing Activation
@@ -94,6 +99,7 @@ struct Scenario {
   bool batch_max = false;  // "batch_per_replica": "max": the largest that fits (pipeline sim)
   sim::Dtype precision = sim::Dtype::fp32;
   Optimizer optimizer = Optimizer::momentum;
+  GradientClipping gradient_clipping = GradientClipping::none;  // "gradient_clipping"
   int data_parallel = 1;
   int pipeline_stages = 1;
   int tensor_parallel = 1;         // "parallelism.tensor": Megatron-style splits of each entry

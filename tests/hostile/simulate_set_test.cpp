@@ -287,6 +287,10 @@ HOSTILE("more chunks than layers",
         2, {"parallelism.virtual_stages", "2 stages x 200 chunks", "layers"})
 HOSTILE("recompute mode unknown", {"simulate", "--set", "recompute=partial"}, 2,
         {"recompute", "not one of none|selective|full"})
+HOSTILE("gradient clipping mode unknown", {"simulate", "--set", "gradient_clipping=always"}, 2,
+        {"gradient_clipping", "\"always\"", "not one of none|per_tensor|foreach"})
+HOSTILE("JITLamb misspelt", {"simulate", "--set", "optimizer=jitlamb"}, 2,
+        {"optimizer", "\"jitlamb\"", "did you mean 'jit_lamb'"})
 HOSTILE("mesh larger than the cluster",
         {"simulate", "--set", "model=gpt3_1_3b", "--set", "parallelism.data=2", "--set",
          "parallelism.tensor=8"},
