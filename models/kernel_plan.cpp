@@ -546,8 +546,8 @@ void optimizer_launches(const Scenario& s, double params, int tensors, std::vect
     sim::Kernel scalar;
     scalar.cls = sim::KernelClass::elementwise;
     scalar.dtype = sim::Dtype::fp32;
-    out.push_back({"clip total norm", scalar.cls, sim::kernel_time_s(acc, scalar), host,
-                   kClipScalarKernels});
+    out.push_back(
+        {"clip total norm", scalar.cls, sim::kernel_time_s(acc, scalar), host, kClipScalarKernels});
     sim::Kernel scale;
     scale.cls = sim::KernelClass::elementwise;
     scale.dtype = sim::Dtype::fp32;

@@ -490,12 +490,12 @@ Scenario load_scenario(nlohmann::json doc, const std::string& file,
                                              {"bert_adam", Optimizer::bert_adam},
                                              {"jit_lamb", Optimizer::jit_lamb}},
                                             Optimizer::momentum);
-  s.gradient_clipping = r.choice_enum_or<GradientClipping>(
-      "gradient_clipping",
-      {{"none", GradientClipping::none},
-       {"per_tensor", GradientClipping::per_tensor},
-       {"foreach", GradientClipping::foreach}},
-      GradientClipping::none);
+  s.gradient_clipping =
+      r.choice_enum_or<GradientClipping>("gradient_clipping",
+                                         {{"none", GradientClipping::none},
+                                          {"per_tensor", GradientClipping::per_tensor},
+                                          {"foreach", GradientClipping::foreach}},
+                                         GradientClipping::none);
   s.inference = r.choice_or("mode", {"train", "inference"}, "train") == "inference";
   if (r.has("recompute") && doc["recompute"].is_boolean()) {
     s.recompute = r.boolean_or("recompute", false) ? Recompute::full : Recompute::none;

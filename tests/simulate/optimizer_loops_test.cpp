@@ -87,7 +87,8 @@ TEST_CASE("clip_grad_norm_ adds a norm and a scaling per tensor, or two foreach 
   std::vector<std::string> none = base, each = base, foreach = base;
   none.push_back("gradient_clipping=none");
   each.push_back("gradient_clipping=per_tensor");
-  foreach.push_back("gradient_clipping=foreach");
+  foreach
+    .push_back("gradient_clipping=foreach");
   const Scenario none_s = scenario(none), each_s = scenario(each), foreach_s = scenario(foreach);
   CHECK(none_s.gradient_clipping == trainsim::models::GradientClipping::none);
   CHECK(scenario(base).gradient_clipping == trainsim::models::GradientClipping::none);
