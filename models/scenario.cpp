@@ -496,6 +496,12 @@ Scenario load_scenario(nlohmann::json doc, const std::string& file,
                                           {"per_tensor", GradientClipping::per_tensor},
                                           {"foreach", GradientClipping::foreach}},
                                          GradientClipping::none);
+  if (s.gradient_clipping != GradientClipping::none && s.model.measured &&
+      !s.model.measured->optimizer.empty()) {
+    r.fail("gradient_clipping",
+           "an imported workload (model.workload) steps its measured optimizer kernels, which hold "
+           "whatever clipping it ran: remove gradient_clipping");
+  }
   s.inference = r.choice_or("mode", {"train", "inference"}, "train") == "inference";
   if (r.has("recompute") && doc["recompute"].is_boolean()) {
     s.recompute = r.boolean_or("recompute", false) ? Recompute::full : Recompute::none;

@@ -289,6 +289,10 @@ HOSTILE("recompute mode unknown", {"simulate", "--set", "recompute=partial"}, 2,
         {"recompute", "not one of none|selective|full"})
 HOSTILE("gradient clipping mode unknown", {"simulate", "--set", "gradient_clipping=always"}, 2,
         {"gradient_clipping", "\"always\"", "not one of none|per_tensor|foreach"})
+HOSTILE("gradient clipping on an imported workload's measured optimizer",
+        {"simulate", "@src/examples/imported_mlp_64xh100.json", "--set",
+         "gradient_clipping=per_tensor"},
+        2, {"gradient_clipping", "imported workload", "measured optimizer kernels"})
 HOSTILE("JITLamb misspelt", {"simulate", "--set", "optimizer=jitlamb"}, 2,
         {"optimizer", "\"jitlamb\"", "did you mean 'jit_lamb'"})
 HOSTILE("mesh larger than the cluster",
