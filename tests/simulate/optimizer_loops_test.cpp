@@ -31,20 +31,6 @@ double launch_count(const std::vector<Launch>& launches) {
   return n;
 }
 
-double host_seconds_of(const std::vector<Launch>& launches) {
-  double s = 0;
-  for (const Launch& l : launches)
-    s += l.host_s * l.count;
-  return s;
-}
-
-double device_seconds_of(const std::vector<Launch>& launches) {
-  double s = 0;
-  for (const Launch& l : launches)
-    s += l.device_s * l.count;
-  return s;
-}
-
 }  // namespace
 
 TEST_CASE("JITLamb launches its scripted function's five kernels per tensor from Python") {
@@ -72,7 +58,8 @@ TEST_CASE("JITLamb launches its scripted function's five kernels per tensor from
   // of 25.6 M parameters at least that traffic's time at the device's bandwidth, and many times
   // FusedLAMB's launches.
   const double bytes = 48.0 * static_cast<double>(s.model.params());
-  CHECK(device_seconds_of(jit) > bytes / s.cluster.accelerator.memory_bw_bytes_per_s);
+  CHECK(trainsim::models::device_seconds(jit) >
+        bytes / s.cluster.accelerator.memory_bw_bytes_per_s);
   CHECK(launch_count(jit) > 10 * launch_count(launches_of(fused)));
   // Under torch.amp the gradients are unscaled first.
   const std::vector<Launch> amp =
@@ -114,7 +101,7 @@ TEST_CASE("clip_grad_norm_ adds a norm and a scaling per tensor, or two foreach 
   CHECK(multi[1].count == 2);
   CHECK(multi[3].count == 2);
   CHECK(launch_count(multi) == launch_count(plain) + 2 + 5 + 2);
-  CHECK(host_seconds_of(multi) < host_seconds_of(per_tensor) / 10);
+  CHECK(trainsim::models::host_seconds(multi) < trainsim::models::host_seconds(per_tensor) / 10);
   // Both read the fp32 gradient once for the norms and read and write it once to scale it.
   const double grad_bytes = 4.0 * static_cast<double>(each_s.model.params());
   CHECK(per_tensor[1].device_s * per_tensor[1].count >
