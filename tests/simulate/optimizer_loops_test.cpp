@@ -71,12 +71,11 @@ TEST_CASE("JITLamb launches its scripted function's five kernels per tensor from
 TEST_CASE("clip_grad_norm_ adds a norm and a scaling per tensor, or two foreach ops") {
   const std::vector<std::string> base{"framework=pytorch_eager", "precision=fp16",
                                       "optimizer=adam"};
-  std::vector<std::string> none = base, each = base, foreach = base;
+  std::vector<std::string> none = base, each = base, multi_sets = base;
   none.push_back("gradient_clipping=none");
   each.push_back("gradient_clipping=per_tensor");
-  foreach
-    .push_back("gradient_clipping=foreach");
-  const Scenario none_s = scenario(none), each_s = scenario(each), foreach_s = scenario(foreach);
+  multi_sets.push_back("gradient_clipping=foreach");
+  const Scenario none_s = scenario(none), each_s = scenario(each), foreach_s = scenario(multi_sets);
   CHECK(none_s.gradient_clipping == trainsim::models::GradientClipping::none);
   CHECK(scenario(base).gradient_clipping == trainsim::models::GradientClipping::none);
   const int tensors = each_s.model.param_tensors();
