@@ -163,6 +163,7 @@ struct TensorOp {
   const char* name;
   double bytes_per_element;
   int lists = 1;  // tensor lists a foreach op's kernel takes (multi_tensor_apply's depth)
+  sim::KernelClass cls = sim::KernelClass::optimizer;  // its kernel's class (JITLamb's norms)
 };
 constexpr std::array<TensorOp, 12> kBertAdamOps{{{"adam m.mul_", 8},
                                                  {"adam m.add_", 12},
@@ -186,17 +187,12 @@ constexpr std::array<TensorOp, 12> kBertAdamOps{{{"adam m.mul_", 8},
 //   step) 28, p.norm() 4, adam_step.norm() 4, the trust ratio from the two norms (scalars: its
 //   launch alone, 0), and p - step_size x trust_ratio x adam_step 12.
 // Its norm kernels are reductions; the rest stream like any optimizer kernel.
-struct TensorKernel {
-  const char* name;
-  sim::KernelClass cls;
-  double bytes_per_element;
-};
-constexpr std::array<TensorKernel, 5> kJitLambKernels{
-    {{"jit_lamb moments and step", sim::KernelClass::optimizer, 28},
-     {"jit_lamb weight norm", sim::KernelClass::reduction, 4},
-     {"jit_lamb step norm", sim::KernelClass::reduction, 4},
-     {"jit_lamb trust ratio", sim::KernelClass::elementwise, 0},
-     {"jit_lamb update", sim::KernelClass::optimizer, 12}}};
+constexpr std::array<TensorOp, 5> kJitLambKernels{
+    {{"jit_lamb moments and step", 28},
+     {"jit_lamb weight norm", 4, 1, sim::KernelClass::reduction},
+     {"jit_lamb step norm", 4, 1, sim::KernelClass::reduction},
+     {"jit_lamb trust ratio", 0, 1, sim::KernelClass::elementwise},
+     {"jit_lamb update", 12}}};
 
 // torch.nn.utils.clip_grad_norm_ (pytorch/pytorch torch/nn/utils/clip_grad.py) before the step:
 // each tensor's gradient norm, the norms stacked and reduced to the total norm, the clip
@@ -497,6 +493,26 @@ void optimizer_launches(const Scenario& s, double params, int tensors, std::vect
     if (f.graph_launch || n <= 1) return host;
     return (host + (n - 1) * f.host_library_launch_s) / n;
   };
+  // Appends `count` launches of an fp32 kernel of class `cls` moving `kernel_bytes`.
+  const auto launch = [&](const char* what, sim::KernelClass cls, double kernel_bytes, double flops,
+                          double host_s, double count) {
+    sim::Kernel k;
+    k.cls = cls;
+    k.dtype = sim::Dtype::fp32;
+    k.bytes = kernel_bytes;
+    k.flops = flops;
+    out.push_back({what, cls, sim::kernel_time_s(acc, k), host_s, static_cast<int>(count)});
+  };
+  // A Python loop over the tensors, whatever the framework profile's optimizer kernels: each op
+  // launches one kernel per tensor, from the Python thread (the profile's host time per
+  // optimizer kernel).
+  const auto per_tensor_ops = [&](std::span<const TensorOp> ops) {
+    const double elements = params / tensors;
+    for (const TensorOp& op : ops) {
+      launch(op.name, op.cls, op.bytes_per_element * elements,
+             op.bytes_per_element > 0 ? elements : 0, host, tensors);
+    }
+  };
   const double groups =
       std::ceil(static_cast<double>(tensors) / std::max(1, f.tensors_per_optimizer_kernel));
   const bool master = low_precision(s) && f.mixed_precision == sim::MixedPrecision::master_weights;
@@ -521,12 +537,8 @@ void optimizer_launches(const Scenario& s, double params, int tensors, std::vect
   // Loss scaling: the fp16/bf16 step first unscales the gradients and checks them for inf/NaN
   // (torch.amp's _amp_foreach_non_finite_check_and_unscale_, one multi-tensor kernel per group).
   if (low_precision(s) && f.mixed_precision == sim::MixedPrecision::autocast) {
-    sim::Kernel unscale;
-    unscale.cls = sim::KernelClass::optimizer;
-    unscale.dtype = sim::Dtype::fp32;
-    unscale.bytes = params * 8 / groups;
-    out.push_back({"grad unscale", unscale.cls, sim::kernel_time_s(acc, unscale),
-                   calls_host_s(groups), static_cast<int>(groups)});
+    launch("grad unscale", sim::KernelClass::optimizer, params * 8 / groups, 0,
+           calls_host_s(groups), groups);
   }
   // Clipping by the global norm, after the unscale (torch.amp: scaler.unscale_, then the clip).
   // PyTorch before 1.9 read the clip coefficient on the host (`if clip_coef < 1`), a sync that
@@ -534,64 +546,26 @@ void optimizer_launches(const Scenario& s, double params, int tensors, std::vect
   if (s.gradient_clipping != GradientClipping::none) {
     const double clip_bytes = gradient_bytes_per_param(s);
     const bool each = s.gradient_clipping == GradientClipping::per_tensor;
-    const double norm_launches = each ? tensors : foreach_launches(params, tensors, 1);
-    const double mul_launches = each ? tensors : foreach_launches(params, tensors, 1);
-    sim::Kernel norm;
-    norm.cls = sim::KernelClass::reduction;
-    norm.dtype = sim::Dtype::fp32;
-    norm.bytes = params * clip_bytes / norm_launches;
-    norm.flops = 2 * params / norm_launches;
-    out.push_back({"clip grad norms", norm.cls, sim::kernel_time_s(acc, norm),
-                   each ? host : calls_host_s(norm_launches), static_cast<int>(norm_launches)});
-    sim::Kernel scalar;
-    scalar.cls = sim::KernelClass::elementwise;
-    scalar.dtype = sim::Dtype::fp32;
-    out.push_back(
-        {"clip total norm", scalar.cls, sim::kernel_time_s(acc, scalar), host, kClipScalarKernels});
-    sim::Kernel scale;
-    scale.cls = sim::KernelClass::elementwise;
-    scale.dtype = sim::Dtype::fp32;
-    scale.bytes = params * 2 * clip_bytes / mul_launches;
-    scale.flops = params / mul_launches;
-    out.push_back({"clip grad scale", scale.cls, sim::kernel_time_s(acc, scale),
-                   each ? host : calls_host_s(mul_launches), static_cast<int>(mul_launches)});
+    // Launches of each of the two ops over the tensors, and the host time of each launch.
+    const double n = each ? tensors : foreach_launches(params, tensors, 1);
+    const double op_host_s = each ? host : calls_host_s(n);
+    launch("clip grad norms", sim::KernelClass::reduction, params * clip_bytes / n, 2 * params / n,
+           op_host_s, n);
+    launch("clip total norm", sim::KernelClass::elementwise, 0, 0, host, kClipScalarKernels);
+    launch("clip grad scale", sim::KernelClass::elementwise, params * 2 * clip_bytes / n,
+           params / n, op_host_s, n);
   }
-  if (s.optimizer == Optimizer::jit_lamb) {
-    // A Python loop calling one scripted function per tensor, whatever the framework profile's
-    // optimizer kernels: each of its kernels launched from the Python thread (the profile's
-    // host time per optimizer kernel).
-    const double elements = params / tensors;
-    for (const TensorKernel& tk : kJitLambKernels) {
-      sim::Kernel k;
-      k.cls = tk.cls;
-      k.dtype = sim::Dtype::fp32;
-      k.bytes = tk.bytes_per_element * elements;
-      k.flops = tk.bytes_per_element > 0 ? elements : 0;
-      out.push_back({tk.name, k.cls, sim::kernel_time_s(acc, k), host, tensors});
-    }
+  if (s.optimizer == Optimizer::jit_lamb) {  // one scripted function's kernels per tensor
+    per_tensor_ops(kJitLambKernels);
     return;
   }
   if (s.optimizer == Optimizer::bert_adam) {
-    // A Python loop of eager ops, whatever the framework profile's optimizer kernels: each op
-    // launches one kernel per tensor, from the Python thread (the profile's host time per
-    // optimizer kernel). The global norm reads every gradient once, in groups as the framework's
-    // multi-tensor kernels take them.
-    sim::Kernel norm;
-    norm.cls = sim::KernelClass::reduction;
-    norm.dtype = sim::Dtype::fp32;
-    norm.bytes = params * gradient_bytes_per_param(s) / groups;
-    norm.flops = 2 * params / groups;
-    out.push_back({"grad global norm", norm.cls, sim::kernel_time_s(acc, norm),
-                   calls_host_s(groups), static_cast<int>(groups)});
-    const double elements = params / tensors;
-    for (const TensorOp& op : kBertAdamOps) {
-      sim::Kernel k;
-      k.cls = sim::KernelClass::optimizer;
-      k.dtype = sim::Dtype::fp32;
-      k.bytes = op.bytes_per_element * elements;
-      k.flops = elements;
-      out.push_back({op.name, k.cls, sim::kernel_time_s(acc, k), host, tensors});
-    }
+    // The global norm reads every gradient once, in groups as the framework's multi-tensor
+    // kernels take them; then the eager ops per tensor.
+    launch("grad global norm", sim::KernelClass::reduction,
+           params * gradient_bytes_per_param(s) / groups, 2 * params / groups, calls_host_s(groups),
+           groups);
+    per_tensor_ops(kBertAdamOps);
     return;
   }
   if (const auto ops = foreach_step(s.optimizer);
@@ -600,26 +574,17 @@ void optimizer_launches(const Scenario& s, double params, int tensors, std::vect
     // kernels.
     for (const TensorOp& op : ops) {
       const double op_launches = foreach_launches(params, tensors, op.lists);
-      sim::Kernel k;
-      k.cls = sim::KernelClass::optimizer;
-      k.dtype = sim::Dtype::fp32;
-      k.bytes = op.bytes_per_element * params / op_launches;
-      k.flops = params / op_launches;
-      out.push_back({op.name, k.cls, sim::kernel_time_s(acc, k), calls_host_s(op_launches),
-                     static_cast<int>(op_launches)});
+      launch(op.name, op.cls, op.bytes_per_element * params / op_launches, params / op_launches,
+             calls_host_s(op_launches), op_launches);
     }
     return;
   }
-  sim::Kernel k;
-  k.cls = sim::KernelClass::optimizer;
-  k.dtype = sim::Dtype::fp32;
-  k.flops = params * optimizer_flops_per_param(s.optimizer) / launches;
-  k.bytes = bytes / launches;
   // Per tensor each launch is a call of its own; otherwise each of the step's ops is one call
   // over the groups.
   const bool own_calls = f.optimizer_kernels == sim::OptimizerKernels::per_tensor;
-  out.push_back({"optimizer", k.cls, sim::kernel_time_s(acc, k),
-                 own_calls ? host : calls_host_s(groups), static_cast<int>(launches)});
+  launch("optimizer", sim::KernelClass::optimizer, bytes / launches,
+         params * optimizer_flops_per_param(s.optimizer) / launches,
+         own_calls ? host : calls_host_s(groups), launches);
 }
 
 std::vector<KernelUse> kernel_uses(const Scenario& s) {
