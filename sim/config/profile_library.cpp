@@ -168,22 +168,32 @@ KernelEfficiency read_kernels(JsonReader& r) {
   k.half_tile_throughput = tile.number("half_tile_throughput", Bound::unit_interval);
   if (tile.has("conv_half_tile_throughput"))
     k.conv_half_tile_throughput = tile.number("conv_half_tile_throughput", Bound::unit_interval);
+  // A tile side given must be one the tiling search tries: the main tile's halved zero or more
+  // times.
+  const auto halving = [](double main, double t) {
+    for (double h = main; h >= 1; h /= 2) {
+      if (h == t) return true;
+    }
+    return false;
+  };
   if (auto narrow = tile.optional_object("narrow_operand")) {
     k.narrow_operand_below = static_cast<double>(narrow->integer("below", 2));
     k.narrow_operand_tile = static_cast<double>(narrow->integer("tile", 1));
-    // The tile must be one the tiling search tries: the main tile halved zero or more times.
-    const auto halving = [](double main, double t) {
-      for (double h = main; h >= 1; h /= 2) {
-        if (h == t) return true;
-      }
-      return false;
-    };
     if (!halving(k.tile_m, k.narrow_operand_tile) || !halving(k.tile_n, k.narrow_operand_tile)) {
       narrow->fail("tile", "must be the main tile (" + format_significant(k.tile_m, 6) + " x " +
                                format_significant(k.tile_n, 6) + ") halved 0 or more times (got " +
                                format_significant(k.narrow_operand_tile, 6) + ")");
     }
     narrow->done();
+  }
+  if (tile.has("conv_matrix_unit_min_m")) {
+    k.conv_matrix_unit_min_tile_m = static_cast<double>(tile.integer("conv_matrix_unit_min_m", 1));
+    if (!halving(k.tile_m, k.conv_matrix_unit_min_tile_m)) {
+      tile.fail("conv_matrix_unit_min_m",
+                "must be the main tile's m (" + format_significant(k.tile_m, 6) +
+                    ") halved 0 or more times (got " +
+                    format_significant(k.conv_matrix_unit_min_tile_m, 6) + ")");
+    }
   }
   tile.done();
   k.k_half = r.number("k_half", Bound::non_negative);

@@ -59,6 +59,16 @@ struct KernelEfficiency {
   // Turing runs N = 16 in less time than N = 32 (sim/hw/kernel_model.cpp, fastest_tiling_s).
   double narrow_operand_below = 0;
   double narrow_operand_tile = 0;
+  // The least GEMM_M of a convolution's tile on matrix units, where their MMA instruction fixes
+  // it; 0: none (down to the narrowest the math allows). Hopper's wgmma is m64nNk16 (m64nNk8 for
+  // TF32): a warpgroup computes 64 rows of GEMM_M at a time (PTX ISA, "Asynchronous Warpgroup
+  // Level Matrix Multiply-Accumulate Instructions", wgmma.mma_async shapes), and cuDNN's
+  // implicit-GEMM convolutions put the filters on GEMM_M in the weight gradient (GEMM_M = K,
+  // GEMM_N = C x R x S, GEMM_K = N x P x Q; pixels on GEMM_M in the forward and data-gradient
+  // passes: NVIDIA/cutlass media/docs/implicit_gemm_convolution.md), so a weight gradient of 16
+  // or 32 filters fills a quarter or half of each tile (sim/hw/kernel_model.cpp,
+  // fastest_tiling_s).
+  double conv_matrix_unit_min_tile_m = 0;
   double k_half = 0;  // K at which a GEMM's main loop reaches half its efficiency
   // The DRAM bandwidth one thread block of the main tile draws in the library's recurrent step
   // GEMMs (cuDNN's RNN): its loads in flight over the memory latency (Little's law). Those GEMMs,

@@ -168,6 +168,15 @@ HOSTILE("kernels profile whose narrow-operand tile is not a halving of the main 
          "must be the main tile (128 x 128) halved 0 or more times (got 48)"},
         {{"kernels/arch.json",
           kernels_profile_tile("\"narrow_operand\": {\"below\": 32, \"tile\": 48}")}})
+HOSTILE("kernels profile whose convolution tile floor is not a halving of the main tile",
+        {"profiles", "list", "--profile-dir", "@/"}, 2,
+        {"@/kernels/arch.json", "gemm_tile.conv_matrix_unit_min_m",
+         "must be the main tile's m (128) halved 0 or more times (got 48)"},
+        {{"kernels/arch.json", kernels_profile_tile("\"conv_matrix_unit_min_m\": 48")}})
+HOSTILE("kernels profile whose convolution tile floor is 0",
+        {"profiles", "list", "--profile-dir", "@/"}, 2,
+        {"@/kernels/arch.json", "gemm_tile.conv_matrix_unit_min_m", "0"},
+        {{"kernels/arch.json", kernels_profile_tile("\"conv_matrix_unit_min_m\": 0")}})
 HOSTILE("kernels profile whose convolution tile share exceeds 1",
         {"profiles", "list", "--profile-dir", "@/"}, 2,
         {"@/kernels/arch.json", "gemm_tile.conv_half_tile_throughput", "(0, 1]"},

@@ -152,3 +152,33 @@ TEST_CASE("a convolution's narrower tiles pay the profile's convolution share pe
             (trainsim::sim::kernel_body_s(plain, wide) / wide.flops) ==
         Approx(1 / (gemm_share * gemm_share)).epsilon(0.02));
 }
+
+TEST_CASE("Hopper's convolution tiles on tensor cores are at least 64 on GEMM_M") {
+  const auto lib = trainsim::cli::load_profile_library({});
+  const auto h200 = lib.accelerator("h200", "test");
+  REQUIRE(h200.kernels.conv_matrix_unit_min_tile_m == 64);
+  // A weight gradient's GEMM_M is its filters: 16 or 32 of them take a 64-row tile, the time of
+  // 64 filters (wgmma computes 64 rows per warpgroup), where the tiles of 8 rows the MMA of
+  // earlier architectures allows had priced them by the filter. Its reduction (every output
+  // position) is split until the device is full either way.
+  const double n = 32 * 25, k = 1 << 20;
+  const auto wgrad = [&](double filters, Dtype dtype, KernelClass cls) {
+    auto g = gemm(filters, n, k, dtype, cls);
+    g.weight_gradient = cls == KernelClass::conv;
+    return g;
+  };
+  const auto time_of = [&](const trainsim::sim::AcceleratorSpec& a, double filters,
+                           Dtype dtype = Dtype::bf16, KernelClass cls = KernelClass::conv) {
+    return trainsim::sim::kernel_body_s(a, wgrad(filters, dtype, cls));
+  };
+  // (Their split-K partial sums, a filter gradient's size, are the only difference: 2%.)
+  CHECK(time_of(h200, 16) == Approx(time_of(h200, 64)).epsilon(0.03));
+  CHECK(time_of(h200, 32) == Approx(time_of(h200, 64)).epsilon(0.03));
+  auto free_m = h200;
+  free_m.kernels.conv_matrix_unit_min_tile_m = 0;
+  CHECK(time_of(free_m, 16) < 0.6 * time_of(free_m, 64));
+  // SIMT math (fp32) and GEMMs keep their narrower tiles.
+  CHECK(time_of(h200, 16, Dtype::fp32) < 0.6 * time_of(h200, 64, Dtype::fp32));
+  CHECK(time_of(h200, 16, Dtype::bf16, KernelClass::gemm) <
+        0.6 * time_of(h200, 64, Dtype::bf16, KernelClass::gemm));
+}
