@@ -60,6 +60,10 @@ void show_kernels(std::ostream& os, const sim::KernelEfficiency& k) {
     os << "  convolution tiles: a half-area tile runs at " << k.conv_half_tile_throughput
        << " of the rate\n";
   }
+  if (k.conv_matrix_unit_min_tile_m > 0) {
+    os << "  convolution tiles on matrix units: at least " << k.conv_matrix_unit_min_tile_m
+       << " tall on GEMM_M (a weight gradient's filters)\n";
+  }
   if (k.narrow_operand_below > 0) {
     os << "  library GEMMs: an operand narrower than " << k.narrow_operand_below
        << " runs on tiles at least " << k.narrow_operand_tile << " wide\n";

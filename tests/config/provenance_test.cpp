@@ -331,6 +331,18 @@ TEST_CASE("profiles show ends with the source of every value and the count of es
         std::string::npos);
 }
 
+TEST_CASE("profiles show states a kernels profile's tile rules") {
+  const auto r = run_cli({"profiles", "show", "nvidia-hopper"});
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("  convolution tiles: a half-area tile runs at 0.746 of the rate\n") !=
+        std::string::npos);
+  CHECK(r.out.find("  convolution tiles on matrix units: at least 64 tall on GEMM_M (a weight "
+                   "gradient's filters)\n") != std::string::npos);
+  const auto volta = run_cli({"profiles", "show", "nvidia-volta"});
+  REQUIRE(volta.exit_code == 0);
+  CHECK(volta.out.find("convolution tiles on matrix units") == std::string::npos);
+}
+
 TEST_CASE("simulate counts the parameters behind the result and names the estimates") {
   const auto j = simulate_json({"--set", "steps=3", "--set", "warmup_steps=1"});
   const auto& p = j["provenance"];
