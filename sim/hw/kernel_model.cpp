@@ -170,7 +170,7 @@ double fastest_tiling_s(const AcceleratorSpec& a, const GemmShape& g, bool atten
       if (!allowed(tm, g.m) || (!attention && !allowed(tn, g.n))) continue;
       // A convolution's tile on matrix units whose instruction fixes its GEMM_M
       // (KernelEfficiency::conv_matrix_unit_min_tile_m): the H200's bf16 weight gradients of 32
-      // filters (C32 79x341 K32 5x10/2, C16 24x240 K32 3x3) took 2.1-3.4x the time tiles of 8
+      // filters (C32 79x341 K32 5x10/2, C16 24x240 K32 3x3) took 2.5-3.4x the time tiles of 8
       // or 16 filters priced (tests/reference_data/h200_kernels_conv.csv).
       if (conv && matrix_units && tm < e.conv_matrix_unit_min_tile_m) continue;
       if (full_side && tm < e.tile_m && tn < e.tile_n) continue;
