@@ -260,7 +260,7 @@ const std::vector<Entry>& entries() {
        "Transformer-XL base as DeepLearningExamples' TensorFlow script trains it (tf/model.py, "
        "run_wt103_base.sh: the same network and settings): its ops as TF1 runs them, tf.nn.dropout "
        "as five kernels, the relative attention's transpose, pad-and-slice shift and arithmetic "
-       "mask",
+       "mask, tf.contrib's layer norm as ten kernels",
        transformerxl_base,
        // run_wt103_base.sh: --dropatt=0.0
        [](const Hyperparameters& hp) { return make_transformer_xl(hp, false, true); }},

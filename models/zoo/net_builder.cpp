@@ -497,9 +497,14 @@ Tensor NetBuilder::layer_norm(const Tensor& in) {
   const double n = in.elements();
   add_costs(kNormFwdFlops * n, 0, needs_grad(in) ? kNormBwdInputFlops * n : 0,
             kNormBwdWeightFlops * n, 2 * in.features(), 2);
+  const double f = static_cast<double>(in.features());
+  if (tf1_graph_) {
+    tf1_layer_norm(n, f, needs_grad(in));
+    save(in);
+    return out;
+  }
   // One row per block forward; backward is PyTorch's two kernels: the input gradient, then the
   // gamma/beta column reductions.
-  const double f = static_cast<double>(in.features());
   fwd(per_row(with_math(mem_spec("layernorm fwd", KernelClass::normalization, 2 * n, 2 * f, 0,
                                  kNormFwdFlops * n),
                         sim::ElementMath::layer_norm, n),
@@ -514,6 +519,61 @@ Tensor NetBuilder::layer_norm(const Tensor& in) {
                kNormBwdWeightFlops * n));
   save(in);
   return out;
+}
+
+void NetBuilder::tf1_layer_norm(double n, double f, bool input_grad) {
+  // tf.contrib.layers.layer_norm in TF 1.15 is not one kernel: nn.moments (a Mean, a
+  // SquaredDifference against the stopped mean, a Mean) and nn.batch_normalization (inv =
+  // rsqrt(variance + eps) * gamma, broadcast to every element as gamma is per feature; x * inv;
+  // beta - mean * inv; their sum), each its own kernel in the graph executor
+  // (tensorflow/contrib/layers/python/layers/layers.py, layer_norm; ops/nn_impl.py, moments and
+  // batch_normalization). Backward is what autodiff makes of them: the gradients of the sum, the
+  // subtraction (a negation and the beta reduction), the three products (six products and the
+  // reductions of the mean's, the rows' inverse deviation's and gamma's gradients), the rsqrt
+  // and the add, the two means (broadcasts back to every element) and the squared difference,
+  // and an AddN of the input's three gradients. The moments are the normalisation's
+  // statistics (their Mean is on TF's AMP deny list, so the graph rewrite keeps them in fp32).
+  const double r = n / f;  // rows
+  const auto ew = [](const char* what, double act, double params = 0) {
+    return mem_spec(what, KernelClass::elementwise, act, params, 0, act / 3);
+  };
+  fwd(mem_spec("layernorm mean", KernelClass::normalization, n + r, 0, 0, n));
+  fwd(ew("layernorm squared difference", 2 * n + r));
+  fwd(mem_spec("layernorm variance", KernelClass::normalization, n + r, 0, 0, n));
+  KernelSpec rsqrt = ew("layernorm rsqrt", 2 * r);
+  rsqrt.repeat = 2;  // the epsilon's add, then the rsqrt
+  fwd(rsqrt);
+  fwd(ew("layernorm scale", n + r, f));
+  fwd(ew("layernorm x scale", 3 * n));
+  fwd(ew("layernorm mean scale", 2 * n + r));
+  fwd(ew("layernorm shift", 2 * n, f));
+  fwd(ew("layernorm sum", 3 * n));
+  bwd_group();
+  bwd(mem_spec("layernorm beta grad", KernelClass::reduction, n, f, 0, n));
+  bwd(ew("layernorm shift bwd", 2 * n));
+  if (input_grad) {
+    bwd(ew("layernorm mean scale bwd", 3 * n));
+    bwd(mem_spec("layernorm mean grad", KernelClass::reduction, n + r, 0, 0, n));
+  }
+  KernelSpec inverse_terms = ew("layernorm inverse grad terms", 3 * n);
+  inverse_terms.repeat = 3;  // -dy * mean, dy * x, their sum
+  bwd(inverse_terms);
+  bwd(ew("layernorm scale bwd", 2 * n, f));
+  bwd(mem_spec("layernorm inverse grad", KernelClass::reduction, n + r, 0, 0, n));
+  bwd(ew("layernorm gamma grad product", 2 * n + r));
+  bwd(mem_spec("layernorm gamma grad", KernelClass::reduction, n, f, 0, n));
+  KernelSpec rsqrt_bwd = ew("layernorm rsqrt bwd", 3 * r);
+  rsqrt_bwd.repeat = 2;
+  bwd(rsqrt_bwd);
+  if (input_grad) {
+    bwd(ew("layernorm variance bwd", n + r));
+    KernelSpec sqdiff = ew("layernorm squared difference bwd", 3 * n);
+    sqdiff.repeat = 2;  // x - mean, then 2 * g * (x - mean)
+    bwd(sqdiff);
+    bwd(ew("layernorm mean bwd", n + r));
+    bwd(ew("layernorm x scale bwd", 3 * n));
+    bwd(ew("layernorm input grad sum", 4 * n));
+  }
 }
 
 Tensor NetBuilder::activation(const Tensor& in, Activation kind) {

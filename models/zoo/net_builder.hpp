@@ -146,6 +146,9 @@ class NetBuilder {
   void fwd(const KernelSpec& k);
   void bwd_group();
   void bwd(const KernelSpec& k);
+  // layer_norm's kernels over n elements of f features as TF1's tf.contrib.layers.layer_norm
+  // runs them (net_builder.cpp).
+  void tf1_layer_norm(double n, double f, bool input_grad);
 
   std::vector<bool> saved_;
   std::vector<bool> needs_grad_;

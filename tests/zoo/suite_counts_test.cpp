@@ -207,6 +207,14 @@ TEST_CASE("Transformer-XL base as DeepLearningExamples' TensorFlow script builds
   CHECK(count(tf, "arithmetic mask", false) == 2 * 16);
   CHECK(count(tf, "relative", false) == count(pt, "relative", false) + 2 * 16);
   CHECK(count(tf, "relative", true) == count(pt, "relative", true) + 2 * 16);
+  // Each layer norm is tf.contrib.layers.layer_norm's ops: nn.moments and
+  // nn.batch_normalization, ten kernels forward (two of them on the rows alone) where PyTorch
+  // runs one, and nineteen backward where PyTorch runs two.
+  const double norms = count(pt, "layernorm fwd", false);
+  REQUIRE(norms == 2 * 16);
+  CHECK(count(tf, "layernorm", false) == 10 * norms);
+  CHECK(count(tf, "layernorm", true) == 19 * norms);
+  CHECK(count(pt, "layernorm", true) == 2 * norms);
 }
 
 TEST_CASE("Transformer-XL without adaptive softmax, as Lambda's benchmark runs it") {
