@@ -534,6 +534,8 @@ void NetBuilder::tf1_layer_norm(double n, double f, bool input_grad) {
   // and an AddN of the input's three gradients. The moments are the normalisation's
   // statistics (their Mean is on TF's AMP deny list, so the graph rewrite keeps them in fp32).
   const double r = n / f;  // rows
+  // An element-wise op of TF1's: one operation per element it writes, about a third of the
+  // elements a binary op moves (two read, one written).
   const auto ew = [](const char* what, double act, double params = 0) {
     return mem_spec(what, KernelClass::elementwise, act, params, 0, act / 3);
   };
