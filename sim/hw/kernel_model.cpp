@@ -224,10 +224,19 @@ double fastest_tiling_s(const AcceleratorSpec& a, const GemmShape& g, bool atten
 //   priced with the vector's padding alone they came out 2-6x too fast, and with the tile's
 //   depth deepbench_conv's shape went from 30.3% / 29.2% to 25.0% / 24.7%. Its output filters
 //   (M) keep the vector's padding.
+// - Libraries with few-channel kernels have them for the forward alone: CUTLASS's kFewChannels
+//   and kFixedChannels iterators are fprop ones (include/cutlass/conv/threadblock/
+//   conv2d_fprop_activation_tile_access_iterator_few_channels.h and _fixed_channels.h), its
+//   wgrad iterators analytic and optimized only. So a weight gradient pads its input channels to
+//   the tile's depth on every library. cuDNN 9 on the H200 runs a bf16 ResNet-50's first-layer
+//   weight gradient (C3, 7x7/2) as CUTLASS's Conv2dWgrad tensor-op kernel of 64x128x32 tiles
+//   (its activation iterator 32 bf16 channels, 64 bytes, deep), once per step, 225.8 us at batch
+//   64 (tests/reference_data/h200_profile_kernels.csv): priced so, 323 us, where the fp32 SIMT
+//   kernels had priced 1.07 ms (math_dtype).
 double channel_padded(GemmShape& g, const GemmChannels& c, Dtype math, bool per_tap,
                       bool weight_gradient) {
   const double vector = 16.0 / dtype_bytes(math);
-  const double tile_depth = per_tap ? 64.0 / dtype_bytes(math) : vector;
+  const double tile_depth = 64.0 / dtype_bytes(math);
   double factor = 1;
   const auto pad = [&](double& dim, double channels, double multiple) {
     if (channels <= 0) return;
@@ -237,7 +246,7 @@ double channel_padded(GemmShape& g, const GemmChannels& c, Dtype math, bool per_
   };
   pad(g.m, c.m, vector);
   pad(g.n, c.n, weight_gradient ? tile_depth : vector);
-  pad(g.k, c.k, tile_depth);
+  pad(g.k, c.k, per_tap ? tile_depth : vector);
   return factor;
 }
 
@@ -324,9 +333,15 @@ double sustained_clock_fraction(const AcceleratorSpec& a, Dtype math) {
 Dtype math_dtype(const AcceleratorSpec& a, const Kernel& k) {
   if (k.cls != KernelClass::conv || k.dtype == Dtype::fp32) return k.dtype;
   // Inputs of fewer channels than one 16-byte vector (a first layer's 1 or 3) run the library's
-  // fp32 SIMT kernels where the kernels profile says so (KernelEfficiency::conv_few_channel_simt).
+  // fp32 SIMT kernels where the kernels profile says so (KernelEfficiency::conv_few_channel_simt),
+  // but for 16-bit weight gradients, which stay on tensor cores, their channels padded to the
+  // tile's depth (channel_padded): cuDNN 9's bf16 ones on the H200 take 0.41-0.49x their fp32
+  // time for 3 channels (C3 224x224 3x3/1 and 7x7/2) and 1.6-2.2x for 1 (C1 48x480 3x3, C1
+  // 161x700 5x20/2), as 64-byte tiles of 3 or 1 useful channels in 32 would
+  // (tests/reference_data/h200_kernels_conv.csv), where its TF32 ones take their fp32 time.
   if (a.kernels.conv_few_channel_simt && k.input_channels > 0 &&
-      k.input_channels * dtype_bytes(k.dtype) < 16 && matrix_unit_math(a, k.dtype)) {
+      k.input_channels * dtype_bytes(k.dtype) < 16 && matrix_unit_math(a, k.dtype) &&
+      !(k.weight_gradient && dtype_bytes(k.dtype) == 2)) {
     return Dtype::fp32;
   }
   if (!k.dilated || a.kernels.dilated_conv_tensor_cores) return k.dtype;

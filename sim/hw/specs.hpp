@@ -249,7 +249,9 @@ struct KernelEfficiency {
   // and C3 224x224 3x3, C3 108x108 3x3/2) take their fp32 time in 27 of 30 passes, within 5%, and
   // its bf16 forward passes 0.6-1.2x of it (tests/reference_data/h200_kernels_conv.csv), where
   // tensor cores at any padding would have run them several times faster. cuDNN 7's tensor-core
-  // kernels run them padded (conv_few_channel_kernels above: Volta, Turing).
+  // kernels run them padded (conv_few_channel_kernels above: Volta, Turing). Its 16-bit weight
+  // gradients stay on tensor cores, padded to the tile's depth (sim/hw/kernel_model.cpp,
+  // math_dtype and channel_padded).
   bool conv_few_channel_simt = false;
   // Whether the convolution library hands a pointwise convolution's forward and data gradient
   // (1x1, stride 1, unpadded, ungrouped: Kernel::pointwise_gemm, a plain GEMM over the channels)

@@ -1,8 +1,12 @@
 // First layers on Hopper: cuDNN 9 runs convolutions of fewer input channels than one 16-byte
 // vector on its fp32 SIMT kernels whatever the dtype (conv_few_channel_simt in
-// hw_profiles/kernels/nvidia-hopper.json), and weight gradients split their long reduction over
-// as many slices as fill the device (sim/hw/kernel_model.cpp, fastest_tiling_s, deep_split).
+// hw_profiles/kernels/nvidia-hopper.json), but for 16-bit weight gradients, which stay on tensor
+// cores padded to the tile's depth (sim/hw/kernel_model.cpp, math_dtype and channel_padded); and
+// weight gradients split their long reduction over as many slices as fill the device
+// (sim/hw/kernel_model.cpp, fastest_tiling_s, deep_split).
 #include <catch2/catch.hpp>
+
+#include <string_view>
 
 #include "cli/profiles_source.hpp"
 #include "models/zoo/net_builder.hpp"
@@ -26,11 +30,14 @@ TEST_CASE("Hopper runs few-channel convolutions on fp32 SIMT kernels whatever th
     const auto fp32 = conv_instance({3, 224, 224}, first, what, 16, Dtype::fp32);
     CHECK(trainsim::sim::math_dtype(h200, tf32) == Dtype::fp32);
     CHECK(kernel_time_s(h200, tf32) == Approx(kernel_time_s(h200, fp32)).epsilon(1e-12));
-    // On tensor cores it had been priced several times faster.
-    CHECK(kernel_time_s(tensor_cores, tf32) < 0.5 * kernel_time_s(h200, tf32));
-    // bf16 computes in fp32 too.
+    // On tensor cores it had been priced several times faster, but for the weight gradient,
+    // whose channels pad to the tile's depth (16 TF32 channels) on tensor cores.
+    if (what != std::string_view("conv wgrad"))
+      CHECK(kernel_time_s(tensor_cores, tf32) < 0.5 * kernel_time_s(h200, tf32));
+    // bf16 computes in fp32 too, but for the weight gradient (below).
     const auto bf16 = conv_instance({3, 224, 224}, first, what, 16, Dtype::bf16);
-    CHECK(trainsim::sim::math_dtype(h200, bf16) == Dtype::fp32);
+    CHECK(trainsim::sim::math_dtype(h200, bf16) ==
+          (what == std::string_view("conv wgrad") ? Dtype::bf16 : Dtype::fp32));
     CHECK(trainsim::sim::math_dtype(tensor_cores, bf16) == Dtype::bf16);
   }
   // One vector of channels (4 in TF32, 8 in bf16) and more stay on the tensor cores.
@@ -47,6 +54,39 @@ TEST_CASE("Hopper runs few-channel convolutions on fp32 SIMT kernels whatever th
     CHECK(trainsim::sim::math_dtype(
               a, conv_instance({3, 224, 224}, first, "conv fwd", 16, Dtype::fp16)) == Dtype::fp16);
   }
+}
+
+TEST_CASE("Hopper's 16-bit first-layer weight gradients stay on tensor cores, padded per tap") {
+  const auto lib = trainsim::cli::load_profile_library({});
+  const auto& h200 = lib.accelerator("h200", "test");
+  const auto first = trainsim::models::conv_spec(64, 7, 2, 3);
+  // ResNet-50's bf16 first layer (C3 224x224 7x7/2) at batch 64: cuDNN 9 runs its weight
+  // gradient as CUTLASS's Conv2dWgrad tensor-op kernel of 64x128x32 tiles, 225.8 us a step
+  // (tests/reference_data/h200_profile_kernels.csv); on the fp32 SIMT kernels it had been priced
+  // at 1.07 ms.
+  const auto wgrad = conv_instance({3, 224, 224}, first, "conv wgrad", 64, Dtype::bf16);
+  const double measured_s = 225.8e-6;
+  INFO("priced " << kernel_time_s(h200, wgrad) * 1e6 << " us");
+  CHECK(kernel_time_s(h200, wgrad) > 0.7 * measured_s);
+  CHECK(kernel_time_s(h200, wgrad) < 1.6 * measured_s);
+  // The tile's depth is 32 bf16 channels: 3 of them cost what 32 do, 1 what 32 do, so a
+  // 1-channel layer's gradient takes longer than its fp32 time and a 3-channel one's less, as
+  // measured (C1 161x700 5x20/2: 0.401 ms in bf16 against 0.180 in fp32; C3 224x224 3x3/1:
+  // 0.099 against 0.223; tests/reference_data/h200_kernels_conv.csv).
+  const auto speech = [&](Dtype d) {
+    return kernel_time_s(h200, conv_instance({1, 161, 700}, trainsim::test::speech_first_layer(),
+                                             "conv wgrad", 16, d));
+  };
+  const auto image = [&](Dtype d) {
+    return kernel_time_s(
+        h200, conv_instance({3, 224, 224}, trainsim::models::conv_spec(64, 3, 1, 1), "conv wgrad",
+                            16, d));
+  };
+  CHECK(speech(Dtype::bf16) > 1.3 * speech(Dtype::fp32));
+  CHECK(image(Dtype::bf16) < 0.7 * image(Dtype::fp32));
+  // Their forward passes stay on the fp32 kernels.
+  const auto fwd = conv_instance({3, 224, 224}, first, "conv fwd", 64, Dtype::bf16);
+  CHECK(trainsim::sim::math_dtype(h200, fwd) == Dtype::fp32);
 }
 
 TEST_CASE("weight gradients split their reduction over as many slices as fill the device") {
