@@ -336,9 +336,10 @@ Dtype math_dtype(const AcceleratorSpec& a, const Kernel& k) {
   // fp32 SIMT kernels where the kernels profile says so (KernelEfficiency::conv_few_channel_simt),
   // but for 16-bit weight gradients, which stay on tensor cores, their channels padded to the
   // tile's depth (channel_padded): cuDNN 9's bf16 ones on the H200 take 0.41-0.49x their fp32
-  // time for 3 channels (C3 224x224 3x3/1 and 7x7/2) and 1.6-2.2x for 1 (C1 48x480 3x3, C1
-  // 161x700 5x20/2), as 64-byte tiles of 3 or 1 useful channels in 32 would
-  // (tests/reference_data/h200_kernels_conv.csv), where its TF32 ones take their fp32 time.
+  // time for 3 channels (C3 224x224 3x3/1 and 7x7/2) and 1.6-2.3x for 1 (C1 48x480 3x3, C1
+  // 161x700 5x20/2; 3.0x for its 5x5/2), as 64-byte tiles of 3 or 1 useful channels in 32 would
+  // (tests/reference_data/h200_kernels_conv.csv), where its TF32 ones take their fp32 time (9 of
+  // 10 rows within 1%).
   if (a.kernels.conv_few_channel_simt && k.input_channels > 0 &&
       k.input_channels * dtype_bytes(k.dtype) < 16 && matrix_unit_math(a, k.dtype) &&
       !(k.weight_gradient && dtype_bytes(k.dtype) == 2)) {
