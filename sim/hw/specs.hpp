@@ -244,7 +244,8 @@ struct KernelEfficiency {
   bool conv_few_channel_kernels = true;
   // Whether the convolution library runs convolutions whose input has fewer channels than one
   // 16-byte vector (a first layer's 1 or 3: Kernel::input_channels) on its fp32 SIMT kernels
-  // whatever the dtype, TF32 and 16-bit ones alike (sim/hw/kernel_model.hpp, math_dtype).
+  // whatever the dtype, TF32 and 16-bit ones alike but for 16-bit weight gradients (below;
+  // sim/hw/kernel_model.hpp, math_dtype).
   // cuDNN 9.19 on the H200 does: its TF32 first layers (C1 161x700 5x20/2 and 5x5/2, C1 48x480
   // and C3 224x224 3x3, C3 108x108 3x3/2) take their fp32 time in 27 of 30 passes, within 5%, and
   // its bf16 forward passes 0.6-1.2x of it (tests/reference_data/h200_kernels_conv.csv), where

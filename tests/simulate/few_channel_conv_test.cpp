@@ -17,7 +17,9 @@ using trainsim::sim::Dtype;
 using trainsim::sim::kernel_time_s;
 using trainsim::test::conv_instance;
 
-TEST_CASE("Hopper runs few-channel convolutions on fp32 SIMT kernels whatever the dtype") {
+TEST_CASE(
+    "Hopper runs few-channel convolutions on fp32 SIMT kernels whatever the dtype, 16-bit weight "
+    "gradients excepted") {
   const auto lib = trainsim::cli::load_profile_library({});
   const auto& h200 = lib.accelerator("h200", "test");
   REQUIRE(h200.kernels.conv_few_channel_simt);
