@@ -389,7 +389,10 @@ std::vector<ValidationPoint> h200_memory_kernels(const sim::ProfileLibrary& lib)
     if (op == "copy") {
       k.cls = sim::KernelClass::copy;
     } else if (op == "sum") {
+      // x.sum(): one output over the whole tensor, through TensorIterator's reduce kernel.
       k.cls = sim::KernelClass::reduction;
+      k.reduce_outputs = 1;
+      k.row_elements = *elements;
     } else if (op.starts_with("layer_norm")) {
       k.cls = sim::KernelClass::normalization;
       math = sim::ElementMath::layer_norm;

@@ -296,7 +296,8 @@ KernelEfficiency read_kernels(JsonReader& r) {
   if (auto row = r.optional_object("row_element_latency")) {
     // The row-wise classes alone (KernelEfficiency::row_element_latency_s); done() rejects any
     // other key.
-    for (const KernelClass cls : {KernelClass::normalization, KernelClass::softmax}) {
+    for (const KernelClass cls :
+         {KernelClass::normalization, KernelClass::softmax, KernelClass::reduction}) {
       k.row_element_latency_s[static_cast<std::size_t>(cls)] =
           row->quantity_or(kernel_class_name(cls), Dimension::seconds, Bound::non_negative, 0);
     }

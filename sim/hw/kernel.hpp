@@ -171,6 +171,11 @@ struct Kernel {
   // elements; 0 for any other kernel. One block or warp owns each row, so the kernel runs at least
   // one row's walk (KernelEfficiency::row_element_latency_s).
   double row_elements = 0;
+  // A reduction's outputs where PyTorch's TensorIterator reduce kernel runs it (aten/src/ATen/
+  // native/cuda/Reduce.cuh), each over row_elements contiguous inputs: its blocks walk their
+  // share of a row, and a row long enough is split across blocks that meet in global memory
+  // (kernel_model.hpp, tensor_iterator_reduce). 0 for any other kernel.
+  double reduce_outputs = 0;
 };
 
 }  // namespace trainsim::sim

@@ -703,16 +703,61 @@ double row_walk_elements(const Kernel& k) {
   return k.row_elements / warps;
 }
 
+TensorIteratorReduce tensor_iterator_reduce(const AcceleratorSpec& a, const Kernel& k) {
+  TensorIteratorReduce out;
+  if (k.reduce_outputs <= 0 || k.row_elements <= 0) return out;
+  const auto pow2_at_most = [](double n, double cap) {
+    return n >= cap ? cap : std::exp2(std::floor(std::log2(std::max(1.0, n))));
+  };
+  constexpr double kMaxThreads = 512, kWarp = 32;
+  const double rows = k.reduce_outputs, row = k.row_elements;
+  // set_block_dimension(dim0 = the row, dim1 = the outputs).
+  double width = std::min(pow2_at_most(row, kMaxThreads), kWarp);
+  const double height = std::min(pow2_at_most(rows, kMaxThreads), kMaxThreads / width);
+  width = std::min(pow2_at_most(row, kMaxThreads), kMaxThreads / height);
+  double values = std::ceil(row / width);  // per thread, the lanes across the row
+  double grid = std::ceil(rows / height);
+  const bool across_warps = values >= std::min(height * 16, 256.0);
+  if (across_warps) {
+    values = std::ceil(values / height);
+    grid = rows;
+  }
+  double blocks = 1;
+  const double target = std::max(1, a.compute_units) * (2048 / (width * height));
+  if (across_warps && values >= 256 && grid <= target) {
+    blocks = std::max(std::min(std::ceil(target / grid), std::ceil(values / 16)),
+                      std::ceil(values / 256));
+  }
+  out.walk_elements = row / blocks;
+  out.global_reduce = blocks > 1;
+  return out;
+}
+
 double kernel_time_s(const AcceleratorSpec& a, const Kernel& k) {
   // A launched memory-bound kernel runs at least its class's floor (KernelEfficiency::
   // memory_floor_s), and a row-wise one at least one row's walk on top; a pointwise op folded into
   // its producer (models/kernel_plan.cpp) adds its body alone.
   const auto cls = static_cast<std::size_t>(k.cls);
-  const double floor_s = is_compute_class(k.cls)
-                             ? 0.0
-                             : a.kernels.memory_floor_s[cls] +
-                                   row_walk_elements(k) * a.kernels.row_element_latency_s[cls];
-  return a.kernel_launch_overhead_s + std::max(kernel_body_s(a, k), floor_s) +
+  const double class_floor_s = a.kernels.memory_floor_s[cls];
+  const double per_element_s = a.kernels.row_element_latency_s[cls];
+  double floor_s =
+      is_compute_class(k.cls) ? 0.0 : class_floor_s + row_walk_elements(k) * per_element_s;
+  // A TensorIterator reduction walks each block's share of a row; blocks that meet in global
+  // memory take a semaphore memset launched before the kernel (a copy-class op of its own) and
+  // the last block's pass over their partials, a reduction of its own at the class's floor.
+  // The H200's sums of one output (tests/reference_data/h200_kernels_memory.csv) take 2.2-3.7
+  // us up to 2^14 elements, 5.6-7.8 us at 2^16 (one block of 512 threads walking the whole row),
+  // and 6.6-7.0 us from 2^18 to 2^20, split over 32-128 blocks.
+  double global_s = 0;
+  if (const TensorIteratorReduce r = tensor_iterator_reduce(a, k); r.walk_elements > 0) {
+    floor_s = class_floor_s + r.walk_elements * per_element_s;
+    if (r.global_reduce) {
+      global_s = a.kernel_launch_overhead_s +
+                 a.kernels.memory_floor_s[static_cast<std::size_t>(KernelClass::copy)] +
+                 class_floor_s;
+    }
+  }
+  return a.kernel_launch_overhead_s + std::max(kernel_body_s(a, k), floor_s) + global_s +
          layout_transposes_s(a, k);
 }
 

@@ -78,6 +78,23 @@ void set_operand_strides(Kernel& k, std::span<const double> strides);
 // block share.
 double row_walk_elements(const Kernel& k);
 
+// How PyTorch's TensorIterator reduce kernel lays out a reduction of Kernel::reduce_outputs
+// outputs over Kernel::row_elements contiguous inputs each (pytorch/pytorch aten/src/ATen/native/
+// cuda/Reduce.cuh, setReduceConfig): blocks of up to 512 threads, 32 lanes across the row and
+// as many warps across outputs as the outputs fill; the row splits across a block's warps once
+// each thread would sum at least min(16 x warps, 256) values, and across blocks once each would
+// still sum 256 or more and the outputs leave the device's blocks idle (grid.x at most SMs x
+// 2048 / threads, the resident blocks of an sm_80/sm_90 SM): max(min(those blocks / grid.x,
+// values / 16), values / 256) blocks per output, which sum in global memory. `walk_elements`
+// is each block's share of a row; `global_reduce` whether blocks meet in global memory, which
+// costs a cudaMemsetAsync of the semaphores before the kernel and a pass of the last block to
+// finish over the others' partials.
+struct TensorIteratorReduce {
+  double walk_elements = 0;
+  bool global_reduce = false;
+};
+TensorIteratorReduce tensor_iterator_reduce(const AcceleratorSpec& a, const Kernel& k);
+
 // Seconds `k` takes on `a`, the device gap included, and the layout transposes a convolution on
 // channels-first tensors launches around it (layout_transposes_s). Throws std::invalid_argument
 // when the accelerator has no path for the kernel's dtype.

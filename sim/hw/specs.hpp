@@ -39,7 +39,9 @@ struct KernelEfficiency {
   // walks: kernel_model.hpp, row_walk_elements). Measured on the H200
   // at 2^10-2^18 elements: layer norms of 4096-wide rows take 6.5-7 us where 1024-wide ones take
   // 3.3-3.5, softmaxes of 1024-wide rows 4.1-4.9 us where 128-wide ones take 2.3-2.4
-  // (tests/reference_data/h200_kernels_memory.csv).
+  // (tests/reference_data/h200_kernels_memory.csv). For a reduction PyTorch's TensorIterator
+  // runs (Kernel::reduce_outputs), per element of one block's share of its row
+  // (kernel_model.hpp, tensor_iterator_reduce).
   std::array<double, kKernelClassCount> row_element_latency_s{};
   double tile_m = 128;  // output tile of the architecture's main GEMM kernels
   double tile_n = 128;

@@ -328,6 +328,11 @@ HOSTILE("kernels profile with a negative row latency", {"profiles", "list", "--p
         2, {"@/kernels/arch.json", "row_element_latency.normalization", "-1 ns"},
         {{"kernels/arch.json",
           kernels_profile("\"row_element_latency\": {\"normalization\": \"-1 ns\"}")}})
+HOSTILE("kernels profile with a negative per-element latency for sums",
+        {"profiles", "list", "--profile-dir", "@/"}, 2,
+        {"@/kernels/arch.json", "row_element_latency.reduction", "-0.1 ns"},
+        {{"kernels/arch.json",
+          kernels_profile("\"row_element_latency\": {\"reduction\": \"-0.1 ns\"}")}})
 HOSTILE("kernels profile with a row latency for a class without rows",
         {"profiles", "list", "--profile-dir", "@/"}, 2,
         {"@/kernels/arch.json", "row_element_latency", "unknown key 'elementwise'"},

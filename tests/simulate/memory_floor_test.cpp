@@ -1,7 +1,8 @@
 // A launched memory-bound kernel runs at least its class's floor past the device gap
 // (KernelEfficiency::memory_floor_s): the dependent chain of a layer norm, a softmax or a sum
 // that no bandwidth shortens; a row-wise one (a layer norm, a softmax) at least one row's walk on
-// top. A pointwise op folded into its producer adds its body alone.
+// top, and a TensorIterator reduction its blocks' share of a row. A pointwise op folded into its
+// producer adds its body alone.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -130,4 +131,47 @@ TEST_CASE("architectures whose profile gives no floor price the body alone") {
   CHECK(
       trainsim::sim::kernel_time_s(v100, k) ==
       Approx(v100.kernel_launch_overhead_s + trainsim::sim::kernel_body_s(v100, k)).epsilon(1e-12));
+}
+
+TEST_CASE("a sum walks one block's share of its row, and TensorIterator splits long rows") {
+  const auto lib = trainsim::cli::load_profile_library({});
+  const auto h200 = lib.accelerator("h200", "test");
+  using trainsim::sim::tensor_iterator_reduce;
+  const auto sum = [](double elements, double outputs = 1) {
+    trainsim::sim::Kernel k;
+    k.cls = KernelClass::reduction;
+    k.dtype = trainsim::sim::Dtype::fp32;
+    k.bytes = 4 * elements;
+    k.reduce_outputs = outputs;
+    k.row_elements = elements / outputs;
+    return k;
+  };
+  // One output: one block of 512 threads walks the row until each thread would sum 256 values
+  // (Reduce.cuh, setReduceConfig)...
+  for (const double n : {1024.0, 16384.0, 65536.0}) {
+    const auto r = tensor_iterator_reduce(h200, sum(n));
+    CHECK(r.walk_elements == n);
+    CHECK_FALSE(r.global_reduce);
+  }
+  // ...then over max(min(4 x 132 resident blocks, values / 16), values / 256) blocks.
+  auto r = tensor_iterator_reduce(h200, sum(1 << 18));  // 512 values a thread: 32 blocks
+  CHECK(r.walk_elements == (1 << 18) / 32);
+  CHECK(r.global_reduce);
+  r = tensor_iterator_reduce(h200, sum(1 << 22));  // 8192 values a thread: 512 blocks
+  CHECK(r.walk_elements == (1 << 22) / 512);
+  // Many outputs fill the device with blocks of their own: no split.
+  r = tensor_iterator_reduce(h200, sum(1 << 22, 4096));
+  CHECK_FALSE(r.global_reduce);
+  // Kernels that do not name their outputs are no TensorIterator reduction.
+  trainsim::sim::Kernel plain = sum(1 << 16);
+  plain.reduce_outputs = 0;
+  CHECK(tensor_iterator_reduce(h200, plain).walk_elements == 0);
+  // Measured on the H200 (h200_kernels_memory.csv, fp32): 7.76 us at 2^16 elements (one block
+  // walking 256 KiB) and 6.72 us at 2^18 (32 blocks, a memset and a last-block pass), so the
+  // longer sum takes less time; within 25% of each.
+  const double one_block_s = trainsim::sim::kernel_time_s(h200, sum(1 << 16));
+  const double split_s = trainsim::sim::kernel_time_s(h200, sum(1 << 18));
+  CHECK(split_s < one_block_s);
+  CHECK(1e6 * one_block_s == Approx(7.76).epsilon(0.25));
+  CHECK(1e6 * split_s == Approx(6.72).epsilon(0.25));
 }
