@@ -737,26 +737,24 @@ double kernel_time_s(const AcceleratorSpec& a, const Kernel& k) {
   // A launched memory-bound kernel runs at least its class's floor (KernelEfficiency::
   // memory_floor_s), and a row-wise one at least one row's walk on top; a pointwise op folded into
   // its producer (models/kernel_plan.cpp) adds its body alone.
-  const auto cls = static_cast<std::size_t>(k.cls);
-  const double class_floor_s = a.kernels.memory_floor_s[cls];
-  const double per_element_s = a.kernels.row_element_latency_s[cls];
-  double floor_s =
-      is_compute_class(k.cls) ? 0.0 : class_floor_s + row_walk_elements(k) * per_element_s;
   // A TensorIterator reduction walks each block's share of a row; blocks that meet in global
   // memory take a semaphore memset launched before the kernel (a copy-class op of its own) and
   // the last block's pass over their partials, a reduction of its own at the class's floor.
   // The H200's sums of one output (tests/reference_data/h200_kernels_memory.csv) take 2.2-3.7
   // us up to 2^14 elements, 5.6-7.8 us at 2^16 (one block of 512 threads walking the whole row),
   // and 6.6-7.0 us from 2^18 to 2^20, split over 32-128 blocks.
-  double global_s = 0;
-  if (const TensorIteratorReduce r = tensor_iterator_reduce(a, k); r.walk_elements > 0) {
-    floor_s = class_floor_s + r.walk_elements * per_element_s;
-    if (r.global_reduce) {
-      global_s = a.kernel_launch_overhead_s +
-                 a.kernels.memory_floor_s[static_cast<std::size_t>(KernelClass::copy)] +
-                 class_floor_s;
-    }
-  }
+  const auto cls = static_cast<std::size_t>(k.cls);
+  const double class_floor_s = a.kernels.memory_floor_s[cls];
+  const TensorIteratorReduce reduce = tensor_iterator_reduce(a, k);
+  const double walk = reduce.walk_elements > 0 ? reduce.walk_elements : row_walk_elements(k);
+  const double floor_s =
+      is_compute_class(k.cls) ? 0.0 : class_floor_s + walk * a.kernels.row_element_latency_s[cls];
+  const double global_s =
+      reduce.global_reduce
+          ? a.kernel_launch_overhead_s +
+                a.kernels.memory_floor_s[static_cast<std::size_t>(KernelClass::copy)] +
+                class_floor_s
+          : 0.0;
   return a.kernel_launch_overhead_s + std::max(kernel_body_s(a, k), floor_s) + global_s +
          layout_transposes_s(a, k);
 }
