@@ -131,9 +131,7 @@ struct Kernel {
   // conv_weight_gradient_input_load). 0 where not given (priced as 1).
   double input_tap_reuse = 0;
   // A GEMM its library runs with one thread block per output tile over the whole reduction, never
-  // splitting K across blocks (cuDNN's RNN weight gradient: kernel_model.cpp, kernel_body_s; the
-  // deterministic backward-filter ALGO_1 that DeepBench's tensor-core build forces:
-  // cli/validate_tables.cpp, deepbench_conv).
+  // splitting K across blocks (cuDNN's RNN weight gradient: kernel_model.cpp, kernel_body_s).
   bool whole_k = false;
   // A recurrent step's data-gradient GEMM (cuDNN's dh_{t-1} = W^T dg, the four gates' products
   // as a batch): at the batches where the kernels profile says its library walks the reduction

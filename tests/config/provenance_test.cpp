@@ -340,7 +340,11 @@ TEST_CASE("profiles show states a kernels profile's tile rules") {
                    "gradient's filters)\n") != std::string::npos);
   const auto volta = run_cli({"profiles", "show", "nvidia-volta"});
   REQUIRE(volta.exit_code == 0);
-  CHECK(volta.out.find("convolution tiles on matrix units") == std::string::npos);
+  CHECK(volta.out.find("  convolution tiles on matrix units: at least 128 tall on GEMM_M") !=
+        std::string::npos);
+  const auto ampere = run_cli({"profiles", "show", "nvidia-ampere-ga100"});
+  REQUIRE(ampere.exit_code == 0);
+  CHECK(ampere.out.find("convolution tiles on matrix units") == std::string::npos);
 }
 
 TEST_CASE("simulate counts the parameters behind the result and names the estimates") {
