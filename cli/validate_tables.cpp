@@ -242,12 +242,11 @@ std::vector<ValidationPoint> deepbench_conv(const sim::ProfileLibrary& lib, Kern
     // CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1 for every weight gradient ("Tensor Op math only supports
     // this algorithm": code/nvidia/conv_bench.cu, USE_TENSOR_CORES); its fp32 sheets come from the
     // autotuned build (cudnnFind*). Both are priced as the model's weight gradient, split-K slices
-    // summed apart: cuDNN 7's tensor-core kernels split their reduction
-    // (volta_fp16_s884cudnn_fp16_128x128_ldg8_splitK_* in V100 traces), and DeepBench's fp16 weight
-    // gradients of 64-256 filters over large maps (C128 56x56 K256 3x3, C128 40x175 K128) run at
-    // their forward's rate on the V100 and the T4, 80-100 TFLOP/s on the V100, where one thread
-    // block per filter-gradient tile over the whole N x P x Q reduction (the model's whole_k),
-    // as these rows were priced before, leaves most of the SMs idle. What had made those
+    // summed apart. DeepBench's fp16 weight gradients of 64-256 filters over large maps (C128
+    // 56x56 K256 3x3, C128 40x175 K128) run at their forward's rate on the V100 and the T4, 80-100
+    // TFLOP/s on the V100, so their reduction is split: one thread block per filter-gradient tile
+    // over the whole N x P x Q reduction (the model's whole_k), as these rows were priced before,
+    // leaves most of the SMs idle. What had made those
     // kernels' few-filter rows slow is their tiles: 128 rows of filters at the least
     // (nvidia-volta.json, gemm_tile.conv_matrix_unit_min_m).
     const models::KernelSpec& weight_grad = bwd.at(1);
