@@ -59,7 +59,7 @@ TEST_CASE("DeepBench's fp16 weight gradients split their reduction on 128-filter
   // Measured (tests/reference_data/deepbench_train_conv.csv): 128 filters over a large map at
   // the forward's rate, 83 TFLOP/s, which one block per filter tile over the whole reduction
   // cannot reach (it priced this row 1.5x slow); 32 filters at a quarter of that rate, which
-  // tiles as narrow as the filters had priced 1.7x fast.
+  // tiles as narrow as the filters had priced 1.8x fast.
   const auto wide = simulated_ms("v100-sxm2-16gb fp16 conv C128 40x175 K128 3x3/1 N16 bwd_params");
   const auto narrow = simulated_ms("v100-sxm2-16gb fp16 conv C32 79x341 K32 5x10/2 N16 bwd_params");
   REQUIRE(wide);
