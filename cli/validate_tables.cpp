@@ -247,7 +247,8 @@ std::vector<ValidationPoint> deepbench_conv(const sim::ProfileLibrary& lib, Kern
     // TFLOP/s on the V100, so their reduction is split: one thread block per filter-gradient tile
     // over the whole N x P x Q reduction (the model's whole_k), as these rows were priced before,
     // leaves most of the SMs idle. What had made those kernels' few-filter rows slow is their
-    // tiles: 128 rows of filters at the least (nvidia-volta.json, gemm_tile.conv_matrix_unit_min_m).
+    // tiles: 128 rows of filters at the least (nvidia-volta.json,
+    // gemm_tile.conv_matrix_unit_min_m).
     const models::KernelSpec& weight_grad = bwd.at(1);
     const std::vector<std::pair<const char*, std::vector<models::KernelSpec>>> parts{
         {"fwd_ms", layers[0].fwd_kernels},
