@@ -249,11 +249,10 @@ std::vector<ValidationPoint> deepbench_conv(const sim::ProfileLibrary& lib, Kern
     // leaves most of the SMs idle. What had made those kernels' few-filter rows slow is their
     // tiles: 128 rows of filters at the least (nvidia-volta.json,
     // gemm_tile.conv_matrix_unit_min_m).
-    const models::KernelSpec& weight_grad = bwd.at(1);
     const std::vector<std::pair<const char*, std::vector<models::KernelSpec>>> parts{
         {"fwd_ms", layers[0].fwd_kernels},
         {"bwd_inputs_ms", {bwd.at(0)}},
-        {"bwd_params_ms", {weight_grad}}};
+        {"bwd_params_ms", {bwd.at(1)}}};
     for (const auto& [column, kernels] : parts) {
       const auto t = r.number(column);
       if (!t || *t <= 0) continue;  // "N/A*": DeepBench did not time the first layer's dgrad
