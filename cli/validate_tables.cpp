@@ -906,6 +906,7 @@ std::vector<ValidationPoint> dle_throughput(const sim::ProfileLibrary& lib) {
     p.gpus = gpus;
     p.label = r.at("path") + ":" + r.at("line") + " " + gpu + " x" + std::to_string(gpus) + " " +
               row_precision + " batch " + fmt(*batch);
+    p.source_line = r.at("path") + ":" + r.at("line");
     p.measured = *throughput;
     simulate_row(p, doc, "DeepLearningExamples table line " + std::to_string(r.line()), lib,
                  model->units_per_sample);

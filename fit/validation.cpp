@@ -62,12 +62,21 @@ void exclude_failed_runs(std::vector<ValidationPoint>& points, double min_ratio)
 
 void exclude_beyond_peak(std::vector<ValidationPoint>& points) {
   const auto pct = [](double v) { return sim::format_significant(100 * v, 3) + "%"; };
+  std::map<std::string, std::string> beyond;  // source line -> the label of its row beyond peak
   for (ValidationPoint& p : points) {
     if (p.half == Half::excluded || !(p.measured_mfu > 1)) continue;
     p.excluded_because = "the measured throughput needs " + pct(p.measured_mfu) +
                          " of the GPUs' peak for the model's matmul FLOPs alone (simulated MFU " +
                          pct(p.measured_mfu * p.predicted / p.measured) +
                          "): beyond what any run reaches";
+    p.half = Half::excluded;
+    if (!p.source_line.empty()) beyond.emplace(p.source_line, p.label);
+  }
+  for (ValidationPoint& p : points) {
+    const auto it = beyond.find(p.source_line);
+    if (p.half == Half::excluded || p.source_line.empty() || it == beyond.end()) continue;
+    p.excluded_because = "reported on one line with " + it->second +
+                         ", whose throughput is beyond the GPUs' peak: counted the same way";
     p.half = Half::excluded;
   }
 }

@@ -30,6 +30,9 @@ struct ValidationPoint {
   // predicted), where the table's rows are training throughputs the simulator counts matmul FLOPs
   // for; 0 where unknown.
   double measured_mfu = 0;
+  // The published line the row comes from, where one line reports several rows (a README table
+  // line's FP32 and mixed-precision throughputs and the speedup between them); empty otherwise.
+  std::string source_line;
 };
 
 struct WorstPoint {
@@ -67,8 +70,10 @@ void exclude_failed_runs(std::vector<ValidationPoint>& points, double min_ratio 
 
 // Takes out of both halves each row whose measured throughput needs more than the GPUs' dense peak
 // in the row's precision for the model's matmul FLOPs alone (measured_mfu > 1): no run reaches
-// that, so the row's batch, precision or unit is not what the table says. Rows keep their halves
-// otherwise, as in exclude_failed_runs.
+// that, so the row's batch, precision or unit is not what the table says. The rows that share its
+// source_line go with it: one benchmark script measured them and counted them the same way (the
+// line's speedup column divides one by the other), so what is wrong with the one is wrong with
+// them. Rows keep their halves otherwise, as in exclude_failed_runs.
 void exclude_beyond_peak(std::vector<ValidationPoint>& points);
 
 // Accuracy of the points of `half` (the others are used only as scaling references).

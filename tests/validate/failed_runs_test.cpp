@@ -1,7 +1,8 @@
 // Failed-run rows (fit::exclude_failed_runs): a throughput row under half of both its neighbours'
 // per-GPU throughput leaves both halves and is listed apart; a steady loss with scale does not.
 // Rows beyond the peak (fit::exclude_beyond_peak): a row whose measured value needs more than the
-// GPUs' peak for its matmul FLOPs leaves both halves; one at or under the peak stays.
+// GPUs' peak for its matmul FLOPs leaves both halves, with the rows reported on its line; one at or
+// under the peak stays.
 #include <catch2/catch.hpp>
 
 #include <limits>
@@ -88,6 +89,48 @@ TEST_CASE("a row whose measured throughput needs more than the peak leaves both 
   fit::exclude_beyond_peak(unknown);
   for (const auto& p : unknown)
     CHECK(p.half != fit::Half::excluded);
+}
+
+TEST_CASE("the rows reported on one line with a row beyond the peak leave with it") {
+  auto points = series({100, 95, 90, 80});
+  points[0].source_line = "README.md:855";  // FP32, beyond the peak
+  points[0].measured_mfu = 1.22;
+  points[1].source_line = "README.md:855";  // the same line's mixed-precision figure
+  points[1].measured_mfu = 0.6;
+  points[2].source_line = "README.md:856";  // another line: kept
+  points[2].measured_mfu = 0.6;
+  points[3].measured_mfu = 0.6;  // no line given: kept
+  fit::exclude_beyond_peak(points);
+  CHECK(points[0].half == fit::Half::excluded);
+  CHECK(points[1].half == fit::Half::excluded);
+  CHECK(points[1].excluded_because.find("reported on one line with " + points[0].label) !=
+        std::string::npos);
+  CHECK(points[2].half != fit::Half::excluded);
+  CHECK(points[3].half != fit::Half::excluded);
+}
+
+TEST_CASE("validate leaves out DeepLearningExamples' PyTorch BERT phase-2 lines, both precisions") {
+  const auto r = trainsim::test::run_cli(
+      {"validate", "--table", "dle_training_throughput", "--format", "json"});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto report = nlohmann::json::parse(r.out);
+  // PyTorch/LanguageModeling/BERT/README.md lines 855 and 856 (sequence 512 on V100-32GB): FP32 19
+  // and 149.6 sequences/s, beyond the V100's FP32 peak, and AMP 75 and 586, 3.94x them by the
+  // line's own speedup column (twice TensorFlow's 31-41 on the same GPU).
+  REQUIRE(report["excluded"].size() == 4);
+  int amp = 0;
+  for (const auto& row : report["excluded"]) {
+    const auto label = row["label"].get<std::string>();
+    CHECK((label.starts_with("PyTorch/LanguageModeling/BERT/README.md:855 ") ||
+           label.starts_with("PyTorch/LanguageModeling/BERT/README.md:856 ")));
+    if (label.find(" AMP ") != std::string::npos) {
+      ++amp;
+      CHECK(row["reason"].get<std::string>().find("reported on one line with") !=
+            std::string::npos);
+    }
+  }
+  CHECK(amp == 2);
 }
 
 TEST_CASE("validate leaves out exactly the reference tables' failed runs and lists them") {
