@@ -115,6 +115,7 @@ sim::Kernel instantiate(const KernelSpec& k, double batch, sim::Dtype dtype) {
       break;
     case BatchDim::m:
       out.gemm.m *= batch;
+      if (k.cls == sim::KernelClass::conv) out.samples = batch;
       break;
     case BatchDim::k:
       out.gemm.k *= batch;

@@ -644,7 +644,15 @@ double body_as_s(const AcceleratorSpec& a, const Kernel& k, KernelClass cls) {
 
 double kernel_body_s(const AcceleratorSpec& a, const Kernel& k) {
   if (!runs_as_gemm(a, k)) return body_as_s(a, k, k.cls);
-  const double gemm_s = body_as_s(a, k, KernelClass::gemm);
+  double gemm_s = 0;
+  if (k.channels_first && k.samples > 1 && !k.weight_gradient) {
+    Kernel per_sample = k;  // one GEMM per sample over NCHW (Kernel::samples)
+    per_sample.gemm.m /= k.samples;
+    per_sample.gemm.batch *= k.samples;
+    gemm_s = body_as_s(a, per_sample, KernelClass::gemm);
+  } else {
+    gemm_s = body_as_s(a, k, KernelClass::gemm);
+  }
   // cuDNN offers both for a pointwise weight gradient, and its heuristics and PyTorch's
   // autotuner keep the faster (runs_as_gemm).
   return k.weight_gradient ? std::min(gemm_s, body_as_s(a, k, k.cls)) : gemm_s;

@@ -102,3 +102,29 @@ TEST_CASE("profiles without pointwise_conv_gemm keep pointwise convolutions on c
           Approx(trainsim::sim::kernel_time_s(a, as_gemm(k))).epsilon(1e-6));
   }
 }
+
+TEST_CASE("over NCHW a pointwise convolution runs as one GEMM per sample") {
+  const auto lib = trainsim::cli::load_profile_library({});
+  const auto& h200 = lib.accelerator("h200", "test");
+  const auto pointwise = trainsim::models::conv_spec(2048, 1, 1, 0);
+  for (const char* what : {"conv fwd", "conv dgrad"}) {
+    auto k = conv(what, pointwise, {512, 7, 7}, Dtype::tf32);
+    REQUIRE(k.samples == 16);
+    k.channels_first = true;
+    // The samples' planes are C x HW apart: a batch of 16 GEMMs of 49 rows each, not one of 784.
+    auto per_sample = as_gemm(k);
+    per_sample.gemm.m /= 16;
+    per_sample.gemm.batch *= 16;
+    per_sample.channels_first = false;
+    CHECK(trainsim::sim::kernel_time_s(h200, k) ==
+          Approx(trainsim::sim::kernel_time_s(h200, per_sample)).epsilon(1e-12));
+    // A 7x7 map's 49 rows waste part of every row tile, which 784 rows in one GEMM do not.
+    auto whole = k;
+    whole.channels_first = false;
+    CHECK(trainsim::sim::kernel_time_s(h200, k) > trainsim::sim::kernel_time_s(h200, whole));
+  }
+  // Channels-last, the positions of every sample are the rows of one GEMM.
+  const auto nhwc = conv("conv fwd", pointwise, {512, 7, 7}, Dtype::bf16);
+  CHECK(trainsim::sim::kernel_time_s(h200, nhwc) ==
+        Approx(trainsim::sim::kernel_time_s(h200, as_gemm(nhwc))).epsilon(1e-12));
+}
