@@ -162,9 +162,8 @@ struct Kernel {
   // positions); 0 where none are. Over NCHW a pointwise convolution is one GEMM per sample, W[K x
   // C] X[C x HW] (the samples' planes are C x HW apart, so no single GEMM spans them): where it
   // runs as the library's GEMM it is a batch of `samples` GEMMs of HW rows each
-  // (kernel_model.cpp, kernel_body_s), and a 7x7 map's 49 rows fill a 64-row tile by 77%, where
-  // the samples' 392 rows at batch 8 fill four 128-row tiles by 77% and fewer larger tiles waste
-  // less at larger batches.
+  // (kernel_model.cpp, kernel_body_s): a 7x7 map's 49 rows fill a 64-row tile by 77% at any
+  // batch, where one GEMM over batch 16's 784 rows would fill seven 128-row tiles by 88%.
   double samples = 0;
   // The layer's input channels (below one 16-byte vector: NCHW read, and on SIMT kernels where
   // KernelEfficiency::conv_few_channel_simt says so).

@@ -118,7 +118,7 @@ TEST_CASE("over NCHW a pointwise convolution runs as one GEMM per sample") {
     per_sample.channels_first = false;
     CHECK(trainsim::sim::kernel_time_s(h200, k) ==
           Approx(trainsim::sim::kernel_time_s(h200, per_sample)).epsilon(1e-12));
-    // A 7x7 map's 49 rows waste part of every row tile, which 784 rows in one GEMM do not.
+    // A 7x7 map's 49 rows waste more of their row tiles than 784 rows in one GEMM do.
     auto whole = k;
     whole.channels_first = false;
     CHECK(trainsim::sim::kernel_time_s(h200, k) > trainsim::sim::kernel_time_s(h200, whole));
