@@ -4,6 +4,8 @@
 // tiles of at least 128 filters.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -139,4 +141,64 @@ TEST_CASE("The H200's small LSTM cells pay one cuDNN call setup per column") {
   // 26% fast at 150 steps: these backward launches take the host longer than the forward's
   // (fitted apart, 9.3 against 6.7 us on this host), and one library_launch serves both.
   CHECK(*long_cells == Approx(3.92).epsilon(0.3));
+}
+
+// DeepBench's fp32 sheets record the forward algorithm cuDNN ran for each layer (fwd_algo:
+// WINOGRAD, WINOGRAD_NONFUSED, IMPLICIT_(PRECOMP_)GEMM, FFT). The model picks the faster of its
+// implicit GEMM and Winograd's batched GEMMs (sim/hw/kernel_model.cpp); over the layers where it
+// has both (square 3x3 and 5x5 filters at stride 1) its pick is cuDNN's in 248 of the 266 rows
+// that did not run FFT, which it does not price (the P100's, GTX 1080 Ti's, TITAN Xp's, TITAN X
+// Pascal's, M40's and GTX TITAN X's C128 56x56 K256 3x3 and the V100's and T4's C192 28x28 K32
+// 5x5). A change of the Winograd terms that turns the model's picks away from cuDNN's fails here.
+TEST_CASE("the model's forward algorithm is the one DeepBench recorded cuDNN running") {
+  const auto lib = trainsim::cli::load_profile_library({});
+  const auto table = trainsim::cli::embedded_table("deepbench_train_conv.csv");
+  const std::vector<std::pair<std::string, std::string>> boards{
+      {"NVIDIA GTX 1080 Ti", "gtx-1080-ti"},   {"NVIDIA GTX TitanXp", "titan-xp"},
+      {"NVIDIA Tesla P100", "p100-sxm2-16gb"}, {"Nvidia Tesla M40", "m40"},
+      {"Nvidia TitanX", "titan-x-maxwell"},    {"Nvidia TitanX Pascal", "titan-x-pascal"},
+      {"NVIDIA V100", "v100-sxm2-16gb"},       {"NVIDIA T4", "t4"}};
+  int rows = 0, agree = 0, winograd_agree = 0;
+  for (const auto& csv_row : table.rows) {
+    const trainsim::cli::TableRow r(table, csv_row);
+    if (r.at("precision_sheet") != "Float") continue;
+    const std::string algo = r.at("fwd_algo");
+    if (algo.find("FFT") != std::string::npos) continue;
+    const auto board = std::find_if(boards.begin(), boards.end(),
+                                    [&](const auto& b) { return b.first == r.at("gpu"); });
+    REQUIRE(board != boards.end());
+    const auto num = [&](const char* c) { return static_cast<std::int64_t>(*r.number(c)); };
+    if (num("R_filter_h") != num("S_filter_w") || num("stride_h") != 1 ||
+        (num("R_filter_h") != 3 && num("R_filter_h") != 5)) {
+      continue;
+    }
+    trainsim::models::Conv2d spec;
+    spec.out_channels = num("K");
+    spec.kernel_h = num("R_filter_h");
+    spec.kernel_w = num("S_filter_w");
+    spec.pad_h = num("pad_h");
+    spec.pad_w = num("pad_w");
+    trainsim::models::NetBuilder nb;
+    const auto x = nb.input({num("C"), num("H"), num("W")}, true);
+    nb.begin("conv", trainsim::models::OpClass::conv, x.elements());
+    nb.end(nb.conv2d(x, spec));
+    auto k = trainsim::models::instantiate(nb.take_layers()[0].fwd_kernels.at(0),
+                                           static_cast<double>(num("N")), Dtype::fp32);
+    k.channels_first = true;
+    REQUIRE(k.winograd_filter == spec.kernel_h);
+    const auto& acc = lib.accelerator(board->second, "test");
+    auto gemm_only = k;
+    gemm_only.winograd_filter = 0;
+    const bool model_winograd =
+        trainsim::sim::kernel_time_s(acc, k) < 0.999 * trainsim::sim::kernel_time_s(acc, gemm_only);
+    const bool cudnn_winograd = algo.find("WINOGRAD") != std::string::npos;
+    ++rows;
+    if (model_winograd == cudnn_winograd) ++agree;
+    if (model_winograd && cudnn_winograd) ++winograd_agree;
+  }
+  CHECK(rows == 266);
+  // 248 agree today (93.2%): within 2 points of that.
+  CHECK(agree >= 243);
+  // Of them, 198 ran Winograd on both counts.
+  CHECK(winograd_agree >= 193);
 }
