@@ -95,8 +95,9 @@ std::string kernel_file(KernelRows rows, const std::string& op) {
   return "deepbench_train_" + std::string(op == "lstm" ? "rnn" : op) + ".csv";
 }
 
-// The accelerator profile of a DeepBench GPU in `group`; nullopt for the other group's GPUs.
-std::optional<std::string> deepbench_accelerator(const std::string& gpu, KernelRows group) {
+// DeepBench's GPUs by the name its results give them: the accelerator profile and the group of
+// kernel rows they belong to.
+const std::map<std::string, std::pair<std::string, KernelRows>>& deepbench_gpus() {
   static const std::map<std::string, std::pair<std::string, KernelRows>> map{
       {"NVIDIA V100", {"v100-sxm2-16gb", KernelRows::deepbench_fitted}},
       {"NVIDIA Tesla P100", {"p100-sxm2-16gb", KernelRows::deepbench_fitted}},
@@ -106,8 +107,13 @@ std::optional<std::string> deepbench_accelerator(const std::string& gpu, KernelR
       {"Nvidia TitanX Pascal", {"titan-x-pascal", KernelRows::deepbench_held_out}},
       {"Nvidia Tesla M40", {"m40", KernelRows::deepbench_held_out}},
       {"Nvidia TitanX", {"titan-x-maxwell", KernelRows::deepbench_held_out}}};
-  const auto it = map.find(gpu);
-  if (it == map.end() || it->second.second != group) return std::nullopt;
+  return map;
+}
+
+// The accelerator profile of a DeepBench GPU in `group`; nullopt for the other group's GPUs.
+std::optional<std::string> deepbench_accelerator(const std::string& gpu, KernelRows group) {
+  const auto it = deepbench_gpus().find(gpu);
+  if (it == deepbench_gpus().end() || it->second.second != group) return std::nullopt;
   return it->second.first;
 }
 
@@ -1000,6 +1006,12 @@ std::vector<ValidationPoint> torchgpipe_speed(const sim::ProfileLibrary& lib) {
 }
 
 }  // namespace
+
+std::optional<std::string> deepbench_profile(const std::string& gpu) {
+  const auto it = deepbench_gpus().find(gpu);
+  if (it == deepbench_gpus().end()) return std::nullopt;
+  return it->second.first;
+}
 
 std::vector<ReferenceTable> reference_tables() {
   const std::string deepbench =

@@ -40,6 +40,10 @@ std::string_view reference_csv(const std::string& file);
 // An embedded reference CSV parsed (`file` as for reference_csv).
 fit::CsvTable embedded_table(const std::string& file);
 
+// The accelerator profile of a GPU as DeepBench's results name it (their `gpu` column), the fitted
+// and the held-out GPUs alike; nullopt for a name DeepBench's tables do not use.
+std::optional<std::string> deepbench_profile(const std::string& gpu);
+
 // One row of a reference CSV with access by column name.
 class TableRow {
  public:

@@ -4,7 +4,6 @@
 // tiles of at least 128 filters.
 #include <catch2/catch.hpp>
 
-#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -153,20 +152,14 @@ TEST_CASE("The H200's small LSTM cells pay one cuDNN call setup per column") {
 TEST_CASE("the model's forward algorithm is the one DeepBench recorded cuDNN running") {
   const auto lib = trainsim::cli::load_profile_library({});
   const auto table = trainsim::cli::embedded_table("deepbench_train_conv.csv");
-  const std::vector<std::pair<std::string, std::string>> boards{
-      {"NVIDIA GTX 1080 Ti", "gtx-1080-ti"},   {"NVIDIA GTX TitanXp", "titan-xp"},
-      {"NVIDIA Tesla P100", "p100-sxm2-16gb"}, {"Nvidia Tesla M40", "m40"},
-      {"Nvidia TitanX", "titan-x-maxwell"},    {"Nvidia TitanX Pascal", "titan-x-pascal"},
-      {"NVIDIA V100", "v100-sxm2-16gb"},       {"NVIDIA T4", "t4"}};
   int rows = 0, agree = 0, winograd_agree = 0;
   for (const auto& csv_row : table.rows) {
     const trainsim::cli::TableRow r(table, csv_row);
     if (r.at("precision_sheet") != "Float") continue;
     const std::string algo = r.at("fwd_algo");
     if (algo.find("FFT") != std::string::npos) continue;
-    const auto board = std::find_if(boards.begin(), boards.end(),
-                                    [&](const auto& b) { return b.first == r.at("gpu"); });
-    REQUIRE(board != boards.end());
+    const auto board = trainsim::cli::deepbench_profile(r.at("gpu"));
+    REQUIRE(board);
     const auto num = [&](const char* c) { return static_cast<std::int64_t>(*r.number(c)); };
     if (num("R_filter_h") != num("S_filter_w") || num("stride_h") != 1 ||
         (num("R_filter_h") != 3 && num("R_filter_h") != 5)) {
@@ -178,15 +171,11 @@ TEST_CASE("the model's forward algorithm is the one DeepBench recorded cuDNN run
     spec.kernel_w = num("S_filter_w");
     spec.pad_h = num("pad_h");
     spec.pad_w = num("pad_w");
-    trainsim::models::NetBuilder nb;
-    const auto x = nb.input({num("C"), num("H"), num("W")}, true);
-    nb.begin("conv", trainsim::models::OpClass::conv, x.elements());
-    nb.end(nb.conv2d(x, spec));
-    auto k = trainsim::models::instantiate(nb.take_layers()[0].fwd_kernels.at(0),
+    auto k = trainsim::test::conv_instance({num("C"), num("H"), num("W")}, spec, "conv fwd",
                                            static_cast<double>(num("N")), Dtype::fp32);
     k.channels_first = true;
     REQUIRE(k.winograd_filter == spec.kernel_h);
-    const auto& acc = lib.accelerator(board->second, "test");
+    const auto& acc = lib.accelerator(*board, "test");
     auto gemm_only = k;
     gemm_only.winograd_filter = 0;
     const bool model_winograd =

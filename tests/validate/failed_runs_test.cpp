@@ -38,6 +38,14 @@ std::vector<fit::ValidationPoint> series(const std::vector<double>& per_gpu) {
   return out;
 }
 
+// The rows `trainsim validate --table TABLE --format json` lists as left out of both halves.
+nlohmann::json excluded_rows(const std::string& table) {
+  const auto r = trainsim::test::run_cli({"validate", "--table", table, "--format", "json"});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  return nlohmann::json::parse(r.out)["excluded"];
+}
+
 }  // namespace
 
 TEST_CASE("a row under half of both neighbours' per-GPU throughput leaves both halves") {
@@ -110,17 +118,13 @@ TEST_CASE("the rows reported on one line with a row beyond the peak leave with i
 }
 
 TEST_CASE("validate leaves out DeepLearningExamples' PyTorch BERT phase-2 lines, both precisions") {
-  const auto r = trainsim::test::run_cli(
-      {"validate", "--table", "dle_training_throughput", "--format", "json"});
-  INFO(r.err);
-  REQUIRE(r.exit_code == 0);
-  const auto report = nlohmann::json::parse(r.out);
+  const auto excluded = excluded_rows("dle_training_throughput");
   // PyTorch/LanguageModeling/BERT/README.md lines 855 and 856 (sequence 512 on V100-32GB): FP32 19
   // and 149.6 sequences/s, beyond the V100's FP32 peak, and AMP 75 and 586, 3.94x them by the
   // line's own speedup column (twice TensorFlow's 31-41 on the same GPU).
-  REQUIRE(report["excluded"].size() == 4);
+  REQUIRE(excluded.size() == 4);
   int amp = 0;
-  for (const auto& row : report["excluded"]) {
+  for (const auto& row : excluded) {
     const auto label = row["label"].get<std::string>();
     CHECK((label.starts_with("PyTorch/LanguageModeling/BERT/README.md:855 ") ||
            label.starts_with("PyTorch/LanguageModeling/BERT/README.md:856 ")));
@@ -134,15 +138,11 @@ TEST_CASE("validate leaves out DeepLearningExamples' PyTorch BERT phase-2 lines,
 }
 
 TEST_CASE("validate leaves out exactly the reference tables' failed runs and lists them") {
-  const auto r = trainsim::test::run_cli(
-      {"validate", "--table", "lambda_dp_scaling_fp32", "--format", "json"});
-  INFO(r.err);
-  REQUIRE(r.exit_code == 0);
-  const auto report = nlohmann::json::parse(r.out);
+  const auto excluded = excluded_rows("lambda_dp_scaling_fp32");
   // Lambda's RTX 6000 Ada Tacotron 2 on 4 GPUs: 2,892 per GPU against 33,542 on 2 and 17,852 on
   // 8 (pytorch-train-throughput-fp32.csv): the one row of the table the rule takes out.
-  REQUIRE(report["excluded"].size() == 1);
-  const auto& row = report["excluded"][0];
+  REQUIRE(excluded.size() == 1);
+  const auto& row = excluded[0];
   CHECK(row["table"] == "lambda_dp_scaling_fp32");
   CHECK(row["label"] == "4x RTX 6000 Ada tacotron2 batch 544");
   CHECK(row["reason"].get<std::string>().find("a failed run") != std::string::npos);
