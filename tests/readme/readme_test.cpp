@@ -1,7 +1,8 @@
 // The README's commands are tests: every ```sh block of README.md (and hw_profiles/README.md)
 // runs, command line by command line, against the built binary (`trainsim` and
-// `./build/trainsim` become TRAINSIM_EXE) in one fresh folder per README where examples/, tests/
-// and hw_profiles/ of the repository are reachable, so blocks can use files that earlier blocks
+// `./build/trainsim` become TRAINSIM_EXE) in one fresh folder per README where examples/, tests/,
+// hw_profiles/, notebooks/ and scripts/ of the repository are reachable (the analysis scripts
+// read what `trainsim validate --points` writes), so blocks can use files that earlier blocks
 // wrote (calibrate --out, then simulate --profile-dir). Each command must exit 0, or the code
 // given by a `<!-- readme-test: exit N -->` comment on the line before the fence; a block after
 // `<!-- readme-test: skip (reason) -->` is not run (builds, apt, mpirun, Slurm). Output blocks
@@ -93,7 +94,7 @@ std::string with_binary(const std::string& command) {
 // A fresh folder with the repository's inputs reachable as in the repository root.
 std::string work_dir(const std::string& name) {
   const fs::path dir = trainsim::test::fresh_dir("readme_" + name);
-  for (const char* d : {"examples", "tests", "hw_profiles", "notebooks"})
+  for (const char* d : {"examples", "tests", "hw_profiles", "notebooks", "scripts"})
     fs::create_directory_symlink(fs::path(TRAINSIM_SOURCE_DIR) / d, dir / d);
   return dir.string();
 }
