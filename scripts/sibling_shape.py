@@ -58,24 +58,29 @@ DEFAULT_PAIRS = [
 
 
 def load(path):
-    rows = {}
+    """Each (board, precision, kind, shape)'s rows in file order: DeepBench lists some layers
+    twice (one per network that has them), and each listing is a row of its own."""
+    rows = collections.defaultdict(list)
     with open(path, newline="") as f:
         for r in csv.DictReader(f):
             if r["table"] not in KERNEL_TABLES or r["half"] == "excluded":
                 continue
             board, dtype, rest = r["label"].split(" ", 2)
             kind = r["series"].split(" ", 2)[2]  # "conv bwd_inputs", "gemm", ...
-            rows[(board, dtype, kind, rest)] = (float(r["measured"]), float(r["simulated"]))
+            rows[(board, dtype, kind, rest)].append(
+                (float(r["measured"]), float(r["simulated"])))
     return rows
 
 
 def compare(rows, a, dta, b, dtb):
     series = collections.defaultdict(list)
-    for (board, dtype, kind, rest), (measured, simulated) in rows.items():
+    for (board, dtype, kind, rest), listings in rows.items():
         if board != a or dtype != dta:
             continue
-        other = rows.get((b, dtb, kind, rest))
-        if other:
+        # The i-th listing of a shape on one board pairs with the i-th on the other: both boards'
+        # sheets list DeepBench's layers in one order.
+        others = rows.get((b, dtb, kind, rest), [])
+        for (measured, simulated), other in zip(listings, others):
             series[kind].append((measured, other[0], simulated))
     sibling = model = 0.0
     n = 0
