@@ -6,17 +6,15 @@ one pass: "p100-sxm2-16gb fp32 conv bwd_inputs") by its mean, measured and simul
 averages |simulated - measured| / measured. This script puts another board's *measurements* in
 the simulator's place: for boards A and B it takes the rows both ran (same precision, pass and
 shape), normalises each series over those rows alone, and reports B's measurements as a
-prediction of A's shape next to the model's shape on the same rows. Two boards on one chip and
-one software stack bound how much of the model's shape error is the library's per-shape
-behaviour that any model of that stack would have to reproduce; two boards on one chip and
-different stacks show how much the stack alone moves a table's shape.
+prediction of A's shape next to the model's shape on the same rows. Two boards of one chip on one
+software stack show how repeatable a table is; two chips of one architecture on one stack, how
+much of a shape is the chip's; one chip on two stacks, how much the stack alone moves it.
 
 Usage:
   ./build/trainsim validate --points /tmp/points.csv
   python3 scripts/sibling_shape.py /tmp/points.csv [--pairs A:B,...]
 
-Without --pairs it prints, for every board and precision of the DeepBench tables and for the
-H200's precisions, the pairs listed in DEFAULT_PAIRS below.
+Without --pairs it prints the pairs in DEFAULT_PAIRS below.
 """
 
 import argparse
@@ -40,7 +38,8 @@ DEFAULT_PAIRS = [
     # One chip (GM200), one stack.
     ("m40", "fp32", "titan-x-maxwell", "fp32"),
     ("titan-x-maxwell", "fp32", "m40", "fp32"),
-    # One chip (GP102), a different stack (the TITAN X Pascal's rows ran on CUDA 7.5-8.0).
+    # One chip (GP102), two stacks: the TITAN X Pascal's CUDA 8 with cuDNN 5, the TITAN Xp's
+    # CUDA 8.0.88 with cuDNN 6.0.21 (the sheets' cuda and cudnn columns).
     ("titan-x-pascal", "fp32", "titan-xp", "fp32"),
     ("titan-xp", "fp32", "titan-x-pascal", "fp32"),
     # One architecture (Pascal), two chips (GP100, GP102).
