@@ -14,6 +14,8 @@ into OUT_DIR (default $OUT):
   gpu_kernels_memory.csv  memory-bound kernels (copy, add, GELU, layer norm, softmax, ...) vs size
   gpu_kernels_conv.csv    convolution forward / data-gradient / weight-gradient at DeepBench's shapes
   gpu_kernels_lstm.csv    cuDNN LSTM forward / backward-data / backward-weights at DeepBench's shapes
+  gpu_conv_kernels.csv    (section convkernels, not run by default) the kernels cuDNN's autotuner
+                          runs for each of those convolution passes: name, launches, device time
   log.txt                 everything printed
 
 Each section stops when the run's budget (--budget-s) is spent, so a partial run still writes what
@@ -316,6 +318,30 @@ def make_model(name):
 PRECISIONS = {"fp32": (False, None), "tf32": (True, None), "bf16": (True, torch.bfloat16)}
 
 
+def profiled_kernels(fn):
+    """The GPU kernels of one call of fn under torch.profiler, as (name, launches, device us),
+    longest first; on a machine without CUDA, its top-level CPU ops and their CPU time."""
+    from torch.profiler import ProfilerActivity, profile as tprof
+
+    acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if CUDA else [])
+    with tprof(activities=acts) as p:
+        fn()
+        sync()
+    agg = {}
+    for ev in p.events():
+        dev_type = str(getattr(ev, "device_type", ""))
+        if CUDA and "CUDA" not in dev_type:
+            continue
+        if not CUDA and ev.cpu_parent is not None:
+            continue
+        us = (getattr(ev, "device_time", None) or getattr(ev, "cuda_time", 0)) if CUDA \
+            else ev.cpu_time
+        a = agg.setdefault(ev.name, [0, 0.0])
+        a[0] += 1
+        a[1] += us
+    return sorted(((k, c, us) for k, (c, us) in agg.items()), key=lambda t: -t[2])
+
+
 def train_point(name, prec, batch, steps, profile=False):
     tf32, amp = PRECISIONS[prec]
     set_tf32(tf32)
@@ -361,25 +387,7 @@ def train_point(name, prec, batch, steps, profile=False):
     peak = torch.cuda.max_memory_allocated() if CUDA else 0
     prof_rows = []
     if profile:
-        from torch.profiler import ProfilerActivity, profile as tprof
-
-        acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if CUDA else [])
-        with tprof(activities=acts) as p:
-            step()
-            sync()
-        agg = {}
-        for ev in p.events():
-            dev_type = str(getattr(ev, "device_type", ""))
-            if CUDA and "CUDA" not in dev_type:
-                continue
-            if not CUDA and ev.cpu_parent is not None:
-                continue
-            us = (getattr(ev, "device_time", None) or getattr(ev, "cuda_time", 0)) if CUDA \
-                else ev.cpu_time
-            a = agg.setdefault(ev.name, [0, 0.0])
-            a[0] += 1
-            a[1] += us
-        for kname, (calls, us) in sorted(agg.items(), key=lambda kv: -kv[1][1]):
+        for kname, calls, us in profiled_kernels(step):
             prof_rows.append([name, prec, batch, kname, calls, f"{us:.3f}"])
     n_params = sum(p.numel() for p in model.parameters())
     del model, opt, x, y
@@ -521,51 +529,107 @@ def section_memory():
                "timing"], rows)
 
 
-def section_conv():
+def conv_shapes():
+    """DeepBench's training convolutions (W H C N K S R pad_w pad_h stride_w stride_h), each once."""
     keys = "W H C N K S_filter_w R_filter_h pad_w pad_h stride_w stride_h".split()
     shapes = sorted({tuple(int(r[k]) for k in keys) for r in ref_rows("deepbench_train_conv.csv")})
     if args.quick:
         shapes = [(min(w, 16), min(h, 16), min(c, 8), 2, min(k, 8), s, r, pw, ph, sw, sh_)
                   for w, h, c, n, k, s, r, pw, ph, sw, sh_ in shapes[:4]]
+    return shapes
+
+
+def conv_passes(shape, dt, fmt):
+    """One convolution's output size and its three passes as PyTorch runs them (forward, data
+    gradient, weight gradient), on random tensors of dtype dt in memory format fmt; None where its
+    output would be empty."""
+    W, H, C, N, K, S, R, pw, ph, sw, sh_ = shape
+    P, Q = (H + 2 * ph - R) // sh_ + 1, (W + 2 * pw - S) // sw + 1
+    if P <= 0 or Q <= 0:
+        return None
+    x = torch.randn(N, C, H, W, device=DEV, dtype=dt).contiguous(memory_format=fmt)
+    w = torch.randn(K, C, R, S, device=DEV, dtype=dt).contiguous(memory_format=fmt)
+    g = torch.randn(N, K, P, Q, device=DEV, dtype=dt).contiguous(memory_format=fmt)
+    stride, padding, dilation = [sh_, sw], [ph, pw], [1, 1]
+
+    def bwd(mask):
+        return torch.ops.aten.convolution_backward(g, x, w, None, stride, padding, dilation, False,
+                                                   [0, 0], 1, mask)
+
+    return P, Q, {"fwd": lambda: F.conv2d(x, w, None, stride, padding, dilation),
+                  "bwd_inputs": lambda: bwd([True, False, False]),
+                  "bwd_params": lambda: bwd([False, True, False])}
+
+
+def conv_format(dt):
+    # fp32 and TF32 tensors NCHW (as DeepBench's conv_bench describes them), bf16 channels_last.
+    return torch.channels_last if dt == torch.bfloat16 else torch.contiguous_format
+
+
+def section_conv():
     torch.backends.cudnn.benchmark = True
     rows = []
     for prec, dt, tf32 in KDTYPES:
         set_tf32(tf32)
-        fmt = torch.channels_last if dt == torch.bfloat16 else torch.contiguous_format
-        for W, H, C, N, K, S, R, pw, ph, sw, sh_ in shapes:
+        for shape in conv_shapes():
             if left_s() < 0.1 * args.budget_s:
                 log("conv: budget spent")
                 break
-            P, Q = (H + 2 * ph - R) // sh_ + 1, (W + 2 * pw - S) // sw + 1
-            if P <= 0 or Q <= 0:
-                continue
+            case = None
             try:
-                x = torch.randn(N, C, H, W, device=DEV, dtype=dt).contiguous(memory_format=fmt)
-                w = torch.randn(K, C, R, S, device=DEV, dtype=dt).contiguous(memory_format=fmt)
-                g = torch.randn(N, K, P, Q, device=DEV, dtype=dt).contiguous(memory_format=fmt)
-                conv = dict(stride=[sh_, sw], padding=[ph, pw], dilation=[1, 1])
-
-                def bwd(mask):
-                    return torch.ops.aten.convolution_backward(
-                        g, x, w, None, conv["stride"], conv["padding"], conv["dilation"], False,
-                        [0, 0], 1, mask)
-
-                t_f, h_f = TIMER(lambda: F.conv2d(x, w, None, **conv))
-                t_d, h_d = TIMER(lambda: bwd([True, False, False]))
-                t_w, h_w = TIMER(lambda: bwd([False, True, False]))
-                hows = {h_f, h_d, h_w}
-                rows.append([GPU_NAME, prec, W, H, C, N, K, S, R, pw, ph, sw, sh_, P, Q,
-                             f"{t_f:.5f}", f"{t_d:.5f}", f"{t_w:.5f}",
+                case = conv_passes(shape, dt, conv_format(dt))
+                if case is None:
+                    continue
+                P, Q, passes = case
+                timed = [TIMER(passes[k]) for k in ("fwd", "bwd_inputs", "bwd_params")]
+                hows = {how for _, how in timed}
+                rows.append([GPU_NAME, prec, *shape, P, Q, *(f"{t:.5f}" for t, _ in timed),
                              hows.pop() if len(hows) == 1 else "mixed"])
             except Exception as e:  # noqa: BLE001
-                log(f"conv {prec} {(W, H, C, N, K, S, R)} failed: {e!r}")
+                log(f"conv {prec} {shape} failed: {e!r}")
             finally:
-                x = w = g = None
+                case = None
     set_tf32(False)
     write_csv("gpu_kernels_conv.csv",
               ["gpu", "precision", "W", "H", "C", "N", "K", "S_filter_w", "R_filter_h", "pad_w",
                "pad_h", "stride_w", "stride_h", "P_out", "Q_out", "fwd_ms", "bwd_inputs_ms",
                "bwd_params_ms", "timing"], rows)
+
+
+def section_convkernels():
+    """Which kernels cuDNN runs for each DeepBench convolution pass: the algorithm and the tile
+    its autotuner (cudnn.benchmark, as in section_conv) picked, as the kernels' names say
+    (implicit GEMM, Winograd, FFT, split-K, tile sizes), and each kernel's device time. The
+    kernel tables' remaining shape error is these picks (README, "How far can the kernel tables'
+    shape go?")."""
+    torch.backends.cudnn.benchmark = True
+    rows = []
+    for prec, dt, tf32 in KDTYPES:
+        set_tf32(tf32)
+        for shape in conv_shapes():
+            if left_s() < 0.05 * args.budget_s:
+                log("convkernels: budget spent")
+                break
+            case = None
+            try:
+                case = conv_passes(shape, dt, conv_format(dt))
+                if case is None:
+                    continue
+                for what, fn in case[2].items():
+                    for _ in range(3):  # the first call autotunes
+                        fn()
+                    sync()
+                    for kname, calls, us in profiled_kernels(fn):
+                        rows.append([GPU_NAME, prec, *shape, what, kname, calls, f"{us:.3f}"])
+            except Exception as e:  # noqa: BLE001
+                log(f"convkernels {prec} {shape} failed: {e!r}")
+            finally:
+                case = None
+        log(f"convkernels {prec}: {len(rows)} rows so far")
+    set_tf32(False)
+    write_csv("gpu_conv_kernels.csv",
+              ["gpu", "precision", "W", "H", "C", "N", "K", "S_filter_w", "R_filter_h", "pad_w",
+               "pad_h", "stride_w", "stride_h", "pass", "kernel", "calls", "total_us"], rows)
 
 
 def section_lstm():
@@ -645,7 +709,7 @@ def section_gap():
 TIMER = (lambda fn: (time_ms(fn), "eager")) if args.eager_kernels else time_ms_graph
 SECTIONS = {"gap": section_gap, "env": section_env, "train": section_train, "profile": section_profile,
             "gemm": section_gemm, "memory": section_memory, "conv": section_conv,
-            "lstm": section_lstm}
+            "convkernels": section_convkernels, "lstm": section_lstm}
 log(f"measure_gpu: {GPU_NAME}, torch {torch.__version__}, budget {args.budget_s} s")
 for s in args.sections.split(","):
     t = time.time()
