@@ -575,7 +575,7 @@ def section_conv():
             if left_s() < 0.1 * args.budget_s:
                 log("conv: budget spent")
                 break
-            case = None
+            case = passes = None
             try:
                 case = conv_passes(shape, dt, conv_format(dt))
                 if case is None:
@@ -588,7 +588,7 @@ def section_conv():
             except Exception as e:  # noqa: BLE001
                 log(f"conv {prec} {shape} failed: {e!r}")
             finally:
-                case = None
+                case = passes = None  # the passes' closures hold the tensors
     set_tf32(False)
     write_csv("gpu_kernels_conv.csv",
               ["gpu", "precision", "W", "H", "C", "N", "K", "S_filter_w", "R_filter_h", "pad_w",
@@ -610,7 +610,7 @@ def section_convkernels():
             if left_s() < 0.05 * args.budget_s:
                 log("convkernels: budget spent")
                 break
-            case = None
+            case = fn = None
             try:
                 case = conv_passes(shape, dt, conv_format(dt))
                 if case is None:
@@ -624,7 +624,7 @@ def section_convkernels():
             except Exception as e:  # noqa: BLE001
                 log(f"convkernels {prec} {shape} failed: {e!r}")
             finally:
-                case = None
+                case = fn = None  # the passes' closures hold the tensors
         log(f"convkernels {prec}: {len(rows)} rows so far")
     set_tf32(False)
     write_csv("gpu_conv_kernels.csv",
