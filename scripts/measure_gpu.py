@@ -566,30 +566,40 @@ def conv_format(dt):
     return torch.channels_last if dt == torch.bfloat16 else torch.contiguous_format
 
 
-def section_conv():
+def for_each_conv(section, floor, body):
+    """Calls body(prec, shape, (P, Q, passes)) for every DeepBench convolution (conv_passes) in
+    each dtype of KDTYPES, with cuDNN's autotuner on, until less than `floor` of the budget is
+    left. A shape that fails is logged and skipped; its tensors go before the next."""
     torch.backends.cudnn.benchmark = True
-    rows = []
     for prec, dt, tf32 in KDTYPES:
         set_tf32(tf32)
         for shape in conv_shapes():
-            if left_s() < 0.1 * args.budget_s:
-                log("conv: budget spent")
+            if left_s() < floor * args.budget_s:
+                log(f"{section}: budget spent")
                 break
-            case = passes = None
+            case = None
             try:
                 case = conv_passes(shape, dt, conv_format(dt))
-                if case is None:
-                    continue
-                P, Q, passes = case
-                timed = [TIMER(passes[k]) for k in ("fwd", "bwd_inputs", "bwd_params")]
-                hows = {how for _, how in timed}
-                rows.append([GPU_NAME, prec, *shape, P, Q, *(f"{t:.5f}" for t, _ in timed),
-                             hows.pop() if len(hows) == 1 else "mixed"])
+                if case is not None:
+                    body(prec, shape, case)
             except Exception as e:  # noqa: BLE001
-                log(f"conv {prec} {shape} failed: {e!r}")
+                log(f"{section} {prec} {shape} failed: {e!r}")
             finally:
-                case = passes = None  # the passes' closures hold the tensors
+                case = None  # the passes' closures hold the tensors
     set_tf32(False)
+
+
+def section_conv():
+    rows = []
+
+    def measure(prec, shape, case):
+        P, Q, passes = case
+        timed = [TIMER(passes[k]) for k in ("fwd", "bwd_inputs", "bwd_params")]
+        hows = {how for _, how in timed}
+        rows.append([GPU_NAME, prec, *shape, P, Q, *(f"{t:.5f}" for t, _ in timed),
+                     hows.pop() if len(hows) == 1 else "mixed"])
+
+    for_each_conv("conv", 0.1, measure)
     write_csv("gpu_kernels_conv.csv",
               ["gpu", "precision", "W", "H", "C", "N", "K", "S_filter_w", "R_filter_h", "pad_w",
                "pad_h", "stride_w", "stride_h", "P_out", "Q_out", "fwd_ms", "bwd_inputs_ms",
@@ -602,31 +612,18 @@ def section_convkernels():
     (implicit GEMM, Winograd, FFT, split-K, tile sizes), and each kernel's device time. The
     kernel tables' remaining shape error is these picks (README, "How far can the kernel tables'
     shape go?")."""
-    torch.backends.cudnn.benchmark = True
     rows = []
-    for prec, dt, tf32 in KDTYPES:
-        set_tf32(tf32)
-        for shape in conv_shapes():
-            if left_s() < 0.05 * args.budget_s:
-                log("convkernels: budget spent")
-                break
-            case = fn = None
-            try:
-                case = conv_passes(shape, dt, conv_format(dt))
-                if case is None:
-                    continue
-                for what, fn in case[2].items():
-                    for _ in range(3):  # the first call autotunes
-                        fn()
-                    sync()
-                    for kname, calls, us in profiled_kernels(fn):
-                        rows.append([GPU_NAME, prec, *shape, what, kname, calls, f"{us:.3f}"])
-            except Exception as e:  # noqa: BLE001
-                log(f"convkernels {prec} {shape} failed: {e!r}")
-            finally:
-                case = fn = None  # the passes' closures hold the tensors
-        log(f"convkernels {prec}: {len(rows)} rows so far")
-    set_tf32(False)
+
+    def record(prec, shape, case):
+        for what, fn in case[2].items():
+            for _ in range(3):  # the first call autotunes
+                fn()
+            sync()
+            for kname, calls, us in profiled_kernels(fn):
+                rows.append([GPU_NAME, prec, *shape, what, kname, calls, f"{us:.3f}"])
+
+    for_each_conv("convkernels", 0.05, record)
+    log(f"convkernels: {len(rows)} kernel rows")
     write_csv("gpu_conv_kernels.csv",
               ["gpu", "precision", "W", "H", "C", "N", "K", "S_filter_w", "R_filter_h", "pad_w",
                "pad_h", "stride_w", "stride_h", "pass", "kernel", "calls", "total_us"], rows)
