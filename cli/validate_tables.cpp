@@ -215,21 +215,11 @@ std::vector<ValidationPoint> deepbench_conv(const sim::ProfileLibrary& lib, Kern
   for_each_row(embedded_table(kernel_file(group, "conv")), [&](const TableRow& r) {
     const auto k = kernel_row(r, lib, group);
     if (!k) return;
-    const auto get = [&](const char* c) { return static_cast<std::int64_t>(*r.number(c)); };
-    for (const char* c : {"W", "H", "C", "N", "K", "S_filter_w", "R_filter_h", "pad_w", "pad_h",
-                          "stride_w", "stride_h"}) {
-      if (!r.number(c)) return;
-    }
+    const auto layer = deepbench_conv_layer(r);
+    if (!layer) return;
+    const models::Conv2d& spec = layer->spec;
     models::NetBuilder nb;
-    const models::Tensor x = nb.input({get("C"), get("H"), get("W")}, true);
-    models::Conv2d spec;
-    spec.out_channels = get("K");
-    spec.kernel_h = get("R_filter_h");
-    spec.kernel_w = get("S_filter_w");
-    spec.stride_h = get("stride_h");
-    spec.stride_w = get("stride_w");
-    spec.pad_h = get("pad_h");
-    spec.pad_w = get("pad_w");
+    const models::Tensor x = nb.input(layer->input, true);
     std::vector<models::Layer> layers;
     try {
       nb.begin("conv", models::OpClass::conv, x.elements());
@@ -238,11 +228,11 @@ std::vector<ValidationPoint> deepbench_conv(const sim::ProfileLibrary& lib, Kern
     } catch (const models::ShapeError&) {
       return;
     }
-    const double batch = static_cast<double>(get("N"));
-    const std::string shape = " conv C" + fmt(get("C")) + " " + fmt(get("H")) + "x" +
-                              fmt(get("W")) + " K" + fmt(get("K")) + " " + fmt(get("R_filter_h")) +
-                              "x" + fmt(get("S_filter_w")) + "/" + fmt(get("stride_h")) + " N" +
-                              fmt(batch);
+    const double batch = layer->batch;
+    const std::string shape = " conv C" + fmt(layer->input[0]) + " " + fmt(layer->input[1]) + "x" +
+                              fmt(layer->input[2]) + " K" + fmt(spec.out_channels) + " " +
+                              fmt(spec.kernel_h) + "x" + fmt(spec.kernel_w) + "/" +
+                              fmt(spec.stride_h) + " N" + fmt(batch);
     const auto& bwd = layers[0].bwd_kernels;  // dgrad, wgrad (the zoo's backward order)
     // DeepBench's tensor-core build (its fp16 sheets) forces cuDNN's deterministic
     // CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1 for every weight gradient ("Tensor Op math only supports
@@ -1006,6 +996,25 @@ std::vector<ValidationPoint> torchgpipe_speed(const sim::ProfileLibrary& lib) {
 }
 
 }  // namespace
+
+std::optional<DeepBenchConv> deepbench_conv_layer(const TableRow& r) {
+  for (const char* c : {"W", "H", "C", "N", "K", "S_filter_w", "R_filter_h", "pad_w", "pad_h",
+                        "stride_w", "stride_h"}) {
+    if (!r.number(c)) return std::nullopt;
+  }
+  const auto get = [&](const char* c) { return static_cast<std::int64_t>(*r.number(c)); };
+  DeepBenchConv out;
+  out.input = {get("C"), get("H"), get("W")};
+  out.spec.out_channels = get("K");
+  out.spec.kernel_h = get("R_filter_h");
+  out.spec.kernel_w = get("S_filter_w");
+  out.spec.stride_h = get("stride_h");
+  out.spec.stride_w = get("stride_w");
+  out.spec.pad_h = get("pad_h");
+  out.spec.pad_w = get("pad_w");
+  out.batch = static_cast<double>(get("N"));
+  return out;
+}
 
 std::optional<std::string> deepbench_profile(const std::string& gpu) {
   const auto it = deepbench_gpus().find(gpu);

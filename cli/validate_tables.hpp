@@ -5,6 +5,7 @@
 // collective tables in cli/validate_collectives.cpp, Megatron-LM's LLM tables in
 // cli/validate_megatron.cpp.
 
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -13,6 +14,7 @@
 
 #include "fit/csv_table.hpp"
 #include "fit/validation.hpp"
+#include "models/zoo/net_builder.hpp"
 #include "sim/config/profile_library.hpp"
 
 namespace trainsim::cli {
@@ -58,5 +60,14 @@ class TableRow {
   const fit::CsvTable& table_;
   const fit::CsvRow& row_;
 };
+
+// A row of DeepBench's convolution table (deepbench_train_conv.csv) as a layer: its input
+// (C, H, W), its filter, and the batch; nullopt where a shape column is empty.
+struct DeepBenchConv {
+  std::vector<std::int64_t> input;
+  models::Conv2d spec;
+  double batch = 0;
+};
+std::optional<DeepBenchConv> deepbench_conv_layer(const TableRow& r);
 
 }  // namespace trainsim::cli

@@ -4,7 +4,6 @@
 // tiles of at least 128 filters.
 #include <catch2/catch.hpp>
 
-#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -160,19 +159,15 @@ TEST_CASE("the model's forward algorithm is the one DeepBench recorded cuDNN run
     if (algo.find("FFT") != std::string::npos) continue;
     const auto board = trainsim::cli::deepbench_profile(r.at("gpu"));
     REQUIRE(board);
-    const auto num = [&](const char* c) { return static_cast<std::int64_t>(*r.number(c)); };
-    if (num("R_filter_h") != num("S_filter_w") || num("stride_h") != 1 ||
-        (num("R_filter_h") != 3 && num("R_filter_h") != 5)) {
+    const auto layer = trainsim::cli::deepbench_conv_layer(r);
+    REQUIRE(layer);
+    const auto& spec = layer->spec;
+    if (spec.kernel_h != spec.kernel_w || spec.stride_h != 1 || spec.stride_w != 1 ||
+        (spec.kernel_h != 3 && spec.kernel_h != 5)) {
       continue;
     }
-    trainsim::models::Conv2d spec;
-    spec.out_channels = num("K");
-    spec.kernel_h = num("R_filter_h");
-    spec.kernel_w = num("S_filter_w");
-    spec.pad_h = num("pad_h");
-    spec.pad_w = num("pad_w");
-    auto k = trainsim::test::conv_instance({num("C"), num("H"), num("W")}, spec, "conv fwd",
-                                           static_cast<double>(num("N")), Dtype::fp32);
+    auto k =
+        trainsim::test::conv_instance(layer->input, spec, "conv fwd", layer->batch, Dtype::fp32);
     k.channels_first = true;
     REQUIRE(k.winograd_filter == spec.kernel_h);
     const auto& acc = lib.accelerator(*board, "test");
